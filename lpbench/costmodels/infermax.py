@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import numpy as np
+
+from .base import FORMS, CostModel
+
+
+@FORMS.register("infermax")
+class InferMaxCost(CostModel):
+    """Seed 003 §3.2 cost model with the artifact's per-layer coefficients (notes §1.2-1.4).
+
+    Per layer, in milliseconds, for decode set D and prefill/refill set P of the batch::
+
+        other = a_o * Σ_B c + b_o
+        dec   = [D≠∅] * ((a_d * Σ_D kv + b_d) * (1 + phi*[|D|>1]) + s_d * |D|)
+        pre   = [P≠∅] * ((a_p * Σ_P (c² + 2 c m) + b_p) * (1 + phi*[|P|>1]) + s_p * |P| + m_p * Σ_P m)
+
+    batch time = layers * (other + dec + pre) / 1000 seconds. Decisions (notes §1.3, §3.9.8):
+    a decode reads kv = m + 1 keys (its cached KV plus the token being processed; the artifact's
+    ``num_processed_tokens``); no KV rounding (granularity 1, as the paper's §6 run); the small
+    sklearn ``add_time`` term of the artifact is dropped (it has no closed form); phi is the GQA
+    batching overhead (0.1 for Llama-3-70B, 0 for Llama-2-7B).
+    """
+
+    form = "infermax"
+    params = {
+        "a_o": None, "b_o": None,
+        "a_d": None, "b_d": None, "s_d": None,
+        "a_p": None, "b_p": None, "s_p": None, "m_p": None,
+        "layers": None, "phi": 0.0,
+    }
+
+    def batch_time(self, c, m, decode) -> float:
+        c = np.asarray(c, dtype=np.float64)
+        m = np.asarray(m, dtype=np.float64)
+        per_layer = self.a_o * c.sum() + self.b_o
+        n_d = int(np.count_nonzero(decode))
+        if n_d:
+            kv = (m[decode] + 1.0).sum()
+            per_layer += (self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
+        n_p = len(c) - n_d
+        if n_p:
+            pre = ~np.asarray(decode)
+            cp, mp = c[pre], m[pre]
+            per_layer += ((self.a_p * (cp * cp + 2.0 * cp * mp).sum() + self.b_p) * (1.0 + self.phi * (n_p > 1))
+                          + self.s_p * n_p + self.m_p * mp.sum())
+        return self.layers * per_layer * 1e-3

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import math
+
+from .base import FORMS, CostModel
+
+
+@FORMS.register("piecewise")
+class PiecewiseCost(CostModel):
+    """Seed 002 eq. (2.3) (v2): t_b = c + a * max(0, b - b0), b = tokens in the batch (Σ c)."""
+
+    form = "piecewise"
+    params = {"c": None, "a": None, "b0": None}
+
+    def batch_time(self, c, m, decode) -> float:
+        b = float(c.sum())
+        return self.c + self.a * max(0.0, b - self.b0)
+
+
+@FORMS.register("staircase")
+class StaircaseCost(CostModel):
+    """Seed 002 v3, Assumption 1: t_b = c + a * ceil(b / b0), b = tokens in the batch (Σ c)."""
+
+    form = "staircase"
+    params = {"c": None, "a": None, "b0": None}
+
+    def batch_time(self, c, m, decode) -> float:
+        return self.c + self.a * math.ceil(float(c.sum()) / self.b0)

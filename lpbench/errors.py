@@ -1,0 +1,20 @@
+"""Errors that the CLI turns into exit code 2 with one line per problem (never a traceback)."""
+from __future__ import annotations
+
+
+class InputError(Exception):
+    """Bad user input. ``problems`` holds one human-readable line per problem:
+    the field path, the offending value and what was expected."""
+
+    def __init__(self, problems: list[str] | str, source: str | None = None):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.source = source
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        prefix = f"{self.source}: " if self.source else ""
+        return [prefix + p for p in self.problems]
+
+
+class PolicyError(RuntimeError):
+    """A policy returned a batch the engine cannot execute (a bug in the policy)."""

@@ -1,0 +1,338 @@
+"""Instance file format v1 (JSON): loading, validation with field-naming messages, and the
+plain-data :class:`Instance` the core works on. The JSON Schema is ``lpbench/schema/instance-v1.schema.json``.
+
+Validation lives here, at the edge: the core never sees a bad instance. Every problem is reported
+as ``<field path>: <what was expected>, got <value>``; unknown keys are errors (typo protection).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import costmodels
+from .costmodels import CostModel
+from .errors import InputError
+from .semantics import BATCH, MODELS, SLOT, peak_footprint
+
+#: integers above this are rejected (they cannot be token counts or times of a real instance)
+MAX_INT = 2**40
+TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits")
+REQUIRED_REQUEST_KEYS = ("arrival", "prompt", "output")
+OPTIONAL_REQUEST_KEYS = ("id", "class", "tbt_slo", "ttft_slo")
+LIMIT_KEYS = ("token_budget", "prefill_budget", "max_batch_requests")
+MAX_PROBLEMS = 50
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Batch limits (batch model only): C = token_budget, P = prefill_budget (seed 003 Alg. 1)."""
+
+    token_budget: int | None = None
+    prefill_budget: int | None = None
+    max_batch_requests: int | None = None
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class Instance:
+    """Requests sorted by arrival (stable: file order breaks ties). Index i is the sorted position;
+    ``ids[i]`` is the request's id (its ``id`` field, else its position in the file)."""
+
+    memory: int
+    arrival: np.ndarray
+    prompt: np.ndarray
+    output: np.ndarray
+    ids: list
+    model: str = SLOT
+    cost_model: CostModel = field(default_factory=lambda: costmodels.FORMS.get("unit")())
+    cost_model_spec: Any = None
+    limits: Limits = field(default_factory=Limits)
+    name: str = "instance"
+    request_class: list | None = None
+    tbt_slo: np.ndarray | None = None
+    ttft_slo: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.arrival)
+
+    def index_of(self) -> dict:
+        return {rid: i for i, rid in enumerate(self.ids)}
+
+    def peak(self) -> np.ndarray:
+        return peak_footprint(self.model, self.prompt, self.output)
+
+    def to_dict(self, columnar: bool | None = None) -> dict:
+        """The instance as v1 JSON data (columnar above 1000 requests unless told)."""
+        columnar = self.n > 1000 if columnar is None else columnar
+        arrival = [int(a) if self.model == SLOT else float(a) for a in self.arrival]
+        cols = {"arrival": arrival, "prompt": self.prompt.tolist(), "output": self.output.tolist()}
+        if self.ids != list(range(self.n)):
+            cols["id"] = list(self.ids)
+        if self.request_class is not None:
+            cols["class"] = list(self.request_class)
+        for key in ("tbt_slo", "ttft_slo"):
+            arr = getattr(self, key)
+            if arr is not None:
+                cols[key] = [None if math.isnan(x) else float(x) for x in arr]
+        if columnar:
+            requests: Any = cols
+        else:
+            requests = [{k: v[i] for k, v in cols.items() if v[i] is not None} for i in range(self.n)]
+        out: dict = {"name": self.name, "memory": int(self.memory), "model": self.model}
+        if self.cost_model_spec is not None:
+            out["cost_model"] = self.cost_model_spec
+        if self.limits.to_dict():
+            out["limits"] = self.limits.to_dict()
+        out["requests"] = requests
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# value checks: each returns None when fine, else the message fragment "must be ..., got ..."
+
+def _show(v) -> str:
+    s = json.dumps(v) if not isinstance(v, float) or math.isfinite(v) else repr(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _int_problem(v, minimum: int) -> str | None:
+    what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return f"must be {what}, got {_show(v)}"
+    if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()):
+        return f"must be {what}, got {_show(v)}"
+    if v < minimum:
+        return f"must be {what}, got {_show(v)}"
+    if v > MAX_INT:
+        return f"must be at most {MAX_INT}, got {_show(v)}"
+    return None
+
+
+def _number_problem(v, minimum: float = 0.0, integer: bool = False, positive: bool = False) -> str | None:
+    if integer:
+        return _int_problem(v, int(minimum))
+    what = "a positive number" if positive else f"a number >= {minimum:g}"
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return f"must be {what}, got {_show(v)}"
+    if not math.isfinite(v):
+        return f"must be a finite number, got {_show(v)}"
+    if v < minimum or (positive and v <= 0):
+        return f"must be {what}, got {_show(v)}"
+    if v > MAX_INT:
+        return f"must be at most {MAX_INT}, got {_show(v)}"
+    return None
+
+
+class _Collector:
+    def __init__(self):
+        self.problems: list[str] = []
+
+    def add(self, path: str, msg: str | None) -> bool:
+        if msg is not None and len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"{path}: {msg}")
+        return msg is None
+
+
+def _unknown_keys(col: _Collector, obj: dict, allowed, path: str) -> None:
+    for key in obj:
+        if key not in allowed:
+            where = f"{path}.{key}" if path else str(key)
+            col.add(where, f"unknown key; expected one of: {', '.join(allowed)}")
+
+
+def _request_columns(col: _Collector, reqs) -> dict[str, list] | None:
+    """Normalise row or columnar ``requests`` to columns, reporting shape problems."""
+    keys = REQUIRED_REQUEST_KEYS + OPTIONAL_REQUEST_KEYS
+    if isinstance(reqs, list):
+        if not reqs:
+            col.add("requests", "must contain at least one request, got []")
+            return None
+        cols: dict[str, list] = {k: [] for k in keys}
+        for i, r in enumerate(reqs):
+            path = f"requests[{i}]"
+            if not isinstance(r, dict):
+                col.add(path, f"must be an object with arrival, prompt, output, got {_show(r)}")
+                continue
+            _unknown_keys(col, r, keys, path)
+            for k in REQUIRED_REQUEST_KEYS:
+                if k not in r:
+                    col.add(f"{path}.{k}", "missing required field")
+            for k in keys:
+                cols[k].append(r.get(k))
+        cols = {k: v for k, v in cols.items() if k in REQUIRED_REQUEST_KEYS or any(x is not None for x in v)}
+        return cols if not col.problems else None
+    if isinstance(reqs, dict):
+        _unknown_keys(col, reqs, keys, "requests")
+        n = None
+        for k in REQUIRED_REQUEST_KEYS:
+            if k not in reqs:
+                col.add(f"requests.{k}", "missing required column")
+        for k, v in reqs.items():
+            if k not in keys:
+                continue
+            if not isinstance(v, list):
+                col.add(f"requests.{k}", f"must be an array, got {_show(v)}")
+                continue
+            if n is None:
+                n = len(v)
+            elif len(v) != n:
+                col.add(f"requests.{k}", f"must have the same length as the other columns ({n}), got {len(v)}")
+        if n == 0:
+            col.add("requests.arrival", "must contain at least one request, got []")
+        return None if col.problems else {k: v for k, v in reqs.items() if k in keys}
+    col.add("requests", f"must be an array of request objects or an object of columns, got {_show(reqs)}")
+    return None
+
+
+def parse_instance(data: Any, name: str | None = None) -> Instance:
+    """Validate v1 instance data and build an :class:`Instance`; raise InputError listing every problem."""
+    col = _Collector()
+    if not isinstance(data, dict):
+        raise InputError(f"(top level): must be an object with memory and requests, got {_show(data)}")
+    _unknown_keys(col, data, TOP_KEYS, "")
+    for k in ("memory", "requests"):
+        if k not in data:
+            col.add(k, "missing required field")
+    if col.problems:
+        raise InputError(col.problems)
+
+    col.add("memory", _int_problem(data["memory"], 1))
+    if "name" in data and not isinstance(data["name"], str):
+        col.add("name", f"must be a string, got {_show(data['name'])}")
+
+    spec = data.get("cost_model")
+    model = data.get("model", SLOT if spec is None else BATCH)
+    if model not in MODELS:
+        col.add("model", f"must be one of 'slot', 'batch', got {_show(model)}")
+    cost_model = None
+    if spec is not None:
+        try:
+            cost_model = costmodels.build(spec)
+        except InputError as e:
+            col.problems.extend(e.problems)
+    if model == SLOT and cost_model is not None and cost_model.form != "unit":
+        col.add("cost_model", f"model 'slot' (seed 004) prices every batch at 1; got form {cost_model.form!r} "
+                "(use model 'batch' for a cost model)")
+
+    limits = Limits()
+    if "limits" in data:
+        lim = data["limits"]
+        if not isinstance(lim, dict):
+            col.add("limits", f"must be an object, got {_show(lim)}")
+        elif model == SLOT and lim:
+            col.add("limits", "the slot model (seed 004) has no batch limits; use model 'batch'")
+        else:
+            _unknown_keys(col, lim, LIMIT_KEYS, "limits")
+            ok = all(col.add(f"limits.{k}", _int_problem(lim[k], 1)) for k in LIMIT_KEYS if k in lim)
+            if ok:
+                limits = Limits(**{k: int(lim[k]) for k in LIMIT_KEYS if k in lim})
+                if limits.prefill_budget and limits.token_budget and limits.prefill_budget > limits.token_budget:
+                    col.add("limits.prefill_budget", f"must be <= token_budget ({limits.token_budget}), "
+                            f"got {limits.prefill_budget}")
+
+    cols = _request_columns(col, data["requests"])
+    if cols is None or col.problems:
+        raise InputError(col.problems)
+
+    columnar = isinstance(data["requests"], dict)
+
+    def path(i: int, k: str) -> str:
+        return f"requests.{k}[{i}]" if columnar else f"requests[{i}].{k}"
+
+    n = len(cols["arrival"])
+    for i in range(n):
+        col.add(path(i, "arrival"), _number_problem(cols["arrival"][i], 0, integer=(model == SLOT)))
+        col.add(path(i, "prompt"), _int_problem(cols["prompt"][i], 1))
+        col.add(path(i, "output"), _int_problem(cols["output"][i], 1))
+        for k in ("tbt_slo", "ttft_slo"):
+            if k in cols and cols[k][i] is not None:
+                col.add(path(i, k), _number_problem(cols[k][i], positive=True))
+        if "class" in cols and cols["class"][i] is not None and not isinstance(cols["class"][i], str):
+            col.add(path(i, "class"), f"must be a string, got {_show(cols['class'][i])}")
+    ids = cols.get("id")
+    if ids is not None:
+        seen: dict = {}
+        for i, rid in enumerate(ids):
+            if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+                col.add(path(i, "id"), f"must be a string or an integer, got {_show(rid)}")
+            elif rid in seen:
+                col.add(path(i, "id"), f"must be unique, got {_show(rid)} (also at index {seen[rid]})")
+            else:
+                seen[rid] = i
+    if col.problems:
+        raise InputError(col.problems)
+
+    memory = int(data["memory"])
+    arrival = np.asarray(cols["arrival"], dtype=np.float64)
+    prompt = np.asarray(cols["prompt"], dtype=np.int64)
+    output = np.asarray(cols["output"], dtype=np.int64)
+    peak = peak_footprint(model, prompt, output)
+    what = "prompt + output" if model == SLOT else "prompt + output - 1"
+    for i in np.flatnonzero(peak > memory)[:MAX_PROBLEMS]:
+        col.add(path(int(i), "output"), f"request can never run: peak KV footprint {what} = {int(peak[i])} "
+                f"exceeds memory {memory}")
+    if col.problems:
+        raise InputError(col.problems)
+
+    order = np.argsort(arrival, kind="stable")
+    ids = list(range(n)) if ids is None else ids
+
+    def opt_float(k):
+        if k not in cols:
+            return None
+        return np.array([math.nan if v is None else float(v) for v in cols[k]])[order]
+
+    return Instance(
+        memory=memory,
+        arrival=arrival[order],
+        prompt=prompt[order],
+        output=output[order],
+        ids=[ids[j] for j in order],
+        model=model,
+        cost_model=cost_model if cost_model is not None else costmodels.FORMS.get("unit")(),
+        cost_model_spec=spec,
+        limits=limits,
+        name=data.get("name") or name or "instance",
+        request_class=[cols["class"][j] for j in order] if "class" in cols else None,
+        tbt_slo=opt_float("tbt_slo"),
+        ttft_slo=opt_float("ttft_slo"),
+    )
+
+
+def _reject_constant(token: str):
+    raise ValueError(f"{token} is not a JSON number")
+
+
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """Read a JSON file; every failure becomes an InputError naming the file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"no such {what}", source=str(path)) from None
+    except IsADirectoryError:
+        raise InputError(f"is a directory, expected a JSON {what}", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {what}: {e}", source=str(path)) from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=str(path)) from None
+    except (ValueError, RecursionError) as e:
+        raise InputError(f"invalid JSON: {e}", source=str(path)) from None
+
+
+def load_instance(path: str | Path) -> Instance:
+    data = read_json(path, "instance file")
+    try:
+        return parse_instance(data, name=Path(path).stem)
+    except InputError as e:
+        raise InputError(e.problems, source=str(path)) from None

@@ -1,0 +1,22 @@
+"""Result files: JSON written atomically, never silently overwriting an existing file."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import InputError
+
+
+def write_json(path: str | Path, data, force: bool = False, flag: str = "--out") -> None:
+    p = Path(path)
+    if p.exists() and not force:
+        raise InputError(f"{flag}: {p} already exists; choose another path or pass --force to overwrite")
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent or ".", prefix=f".{p.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=1)
+        fh.write("\n")
+    os.replace(tmp, p)

@@ -1,0 +1,52 @@
+"""The policy interface and registry. Adding a policy is one module with one ``@POLICIES.register``.
+
+A policy owns its queues and reservations; the engine owns the physical state
+(:class:`lpbench.semantics.RequestStates`, read-only to the policy) and the clock.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import InputError
+from ..registry import Registry
+from ..semantics import BATCH
+
+POLICIES: Registry[type["Policy"]] = Registry("policy")
+
+
+class Policy:
+    name: ClassVar[str]
+    #: instance models the policy is defined for
+    models: ClassVar[tuple[str, ...]] = (BATCH,)
+    summary: ClassVar[str] = ""
+
+    def __init__(self, seed: int = 0, **params):
+        if params:
+            raise InputError(f"policy {self.name!r}: unknown parameter(s) {', '.join(params)}")
+        self.seed = seed
+
+    def reset(self, inst, st) -> None:
+        self.inst, self.st = inst, st
+
+    def on_arrivals(self, idx: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def next_batch(self, t: float):
+        raise NotImplementedError
+
+    def on_batch_end(self, req, tokens, gen, finished) -> None:
+        pass
+
+
+def make_policy(name: str, inst=None, **params) -> Policy:
+    cls = POLICIES.get(name)
+    if inst is not None and inst.model not in cls.models:
+        raise InputError(f"policy {name!r} is defined for model {' or '.join(map(repr, cls.models))}, "
+                         f"but the instance uses model {inst.model!r}")
+    return cls(**params)
+
+
+def applicable(inst) -> list[str]:
+    return [name for name, cls in POLICIES.items() if inst.model in cls.models]

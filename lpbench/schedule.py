@@ -1,0 +1,135 @@
+"""Schedules: the common currency of policies and solvers.
+
+A schedule is the ordered list of batches. Batch j has a start time and, for each request it
+touches, the tokens processed (c >= 1) -- or an eviction (the request's KV is dropped in this batch
+and it does no work in it, see :mod:`lpbench.semantics`). Stored columnar (CSR over batches) so
+that a 20,000-request trace with millions of token steps stays compact; serialised as JSON::
+
+    {"format": "lpbench-schedule-v1", "instance": NAME,
+     "batches": [{"start": 0.0, "requests": [id, ...], "tokens": [c, ...], "evict": [id, ...]}, ...]}
+
+Request ids are the instance's ids (its ``id`` field, else the position in the file).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .instance import Instance
+
+FORMAT = "lpbench-schedule-v1"
+
+
+@dataclass
+class Schedule:
+    start: np.ndarray   # float64[nb]
+    ptr: np.ndarray     # int64[nb+1], entries of batch j are req[ptr[j]:ptr[j+1]]
+    req: np.ndarray     # int64[ne], sorted request index
+    tokens: np.ndarray  # int64[ne]
+    eptr: np.ndarray    # int64[nb+1], evictions of batch j are evict[eptr[j]:eptr[j+1]]
+    evict: np.ndarray   # int64[nev]
+
+    @property
+    def n_batches(self) -> int:
+        return len(self.start)
+
+    def batch(self, j: int):
+        a, b = self.ptr[j], self.ptr[j + 1]
+        return self.req[a:b], self.tokens[a:b], self.evict[self.eptr[j]:self.eptr[j + 1]]
+
+    def to_dict(self, inst: Instance) -> dict:
+        ids = inst.ids
+        integral = inst.model == "slot"
+        batches = []
+        for j in range(self.n_batches):
+            r, c, e = self.batch(j)
+            b = {"start": int(self.start[j]) if integral else float(self.start[j]),
+                 "requests": [ids[i] for i in r.tolist()], "tokens": c.tolist()}
+            if len(e):
+                b["evict"] = [ids[i] for i in e.tolist()]
+            batches.append(b)
+        return {"format": FORMAT, "instance": inst.name, "batches": batches}
+
+    @classmethod
+    def from_dict(cls, data, inst: Instance) -> "Schedule":
+        """Parse schedule JSON against ``inst``; malformed input raises InputError (not a violation)."""
+        if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
+            raise InputError("batches: a schedule must be an object with a 'batches' array")
+        index = inst.index_of()
+        builder = ScheduleBuilder()
+        problems: list[str] = []
+        for j, b in enumerate(data["batches"]):
+            path = f"batches[{j}]"
+            if not isinstance(b, dict):
+                problems.append(f"{path}: must be an object, got {b!r}")
+                continue
+            for key in b:
+                if key not in ("start", "requests", "tokens", "evict"):
+                    problems.append(f"{path}.{key}: unknown key; expected start, requests, tokens, evict")
+            start = b.get("start")
+            if isinstance(start, bool) or not isinstance(start, (int, float)) or not math.isfinite(start):
+                problems.append(f"{path}.start: must be a finite number, got {start!r}")
+                continue
+            reqs, toks, ev = b.get("requests", []), b.get("tokens", []), b.get("evict", [])
+            if not isinstance(reqs, list) or not isinstance(toks, list) or not isinstance(ev, list):
+                problems.append(f"{path}: requests, tokens and evict must be arrays")
+                continue
+            if len(reqs) != len(toks):
+                problems.append(f"{path}.tokens: must have one entry per request ({len(reqs)}), got {len(toks)}")
+                continue
+            r_idx, e_idx = [], []
+            for k, rid in enumerate(reqs):
+                if isinstance(rid, (list, dict)) or rid not in index:
+                    problems.append(f"{path}.requests[{k}]: unknown request id {rid!r}")
+                else:
+                    r_idx.append(index[rid])
+            for k, c in enumerate(toks):
+                if isinstance(c, bool) or not isinstance(c, int):
+                    problems.append(f"{path}.tokens[{k}]: must be an integer, got {c!r}")
+            for k, rid in enumerate(ev):
+                if isinstance(rid, (list, dict)) or rid not in index:
+                    problems.append(f"{path}.evict[{k}]: unknown request id {rid!r}")
+                else:
+                    e_idx.append(index[rid])
+            if len(problems) >= 50:
+                break
+            if not problems:
+                builder.add(float(start), np.array(r_idx, dtype=np.int64), np.array(toks, dtype=np.int64),
+                            np.array(e_idx, dtype=np.int64))
+        if problems:
+            raise InputError(problems[:50])
+        return builder.build()
+
+
+class ScheduleBuilder:
+    """Append batches one at a time, then :meth:`build` the columnar Schedule."""
+
+    _EMPTY = np.zeros(0, dtype=np.int64)
+
+    def __init__(self):
+        self.starts: list[float] = []
+        self.reqs: list[np.ndarray] = []
+        self.toks: list[np.ndarray] = []
+        self.evs: list[np.ndarray] = []
+
+    def add(self, start: float, req, tokens, evict=None) -> None:
+        self.starts.append(float(start))
+        self.reqs.append(np.asarray(req, dtype=np.int64))
+        self.toks.append(np.asarray(tokens, dtype=np.int64))
+        self.evs.append(self._EMPTY if evict is None else np.asarray(evict, dtype=np.int64))
+
+    def build(self) -> Schedule:
+        def csr(parts):
+            lens = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+            ptr = np.zeros(len(parts) + 1, dtype=np.int64)
+            np.cumsum(lens, out=ptr[1:])
+            data = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+            return ptr, data.astype(np.int64)
+
+        ptr, req = csr(self.reqs)
+        _, tok = csr(self.toks)
+        eptr, ev = csr(self.evs)
+        return Schedule(np.asarray(self.starts, dtype=np.float64), ptr, req, tok, eptr, ev)

@@ -1,0 +1,3 @@
+from .engine import Batch, SimResult, simulate
+
+__all__ = ["Batch", "SimResult", "simulate"]

@@ -1,0 +1,81 @@
+"""The simulator: advances batch by batch, pricing each with the instance's cost model.
+
+A policy (:class:`lpbench.policies.base.Policy`) sees the state and returns the next batch and
+any evictions; the engine applies the transition rules of :mod:`lpbench.semantics`, advances the
+clock, and records the :class:`~lpbench.schedule.Schedule`, which the caller verifies.
+Per batch the work is proportional to the requests in it (numpy over the batch), so long traces
+simulate in seconds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import PolicyError
+from ..instance import Instance
+from ..schedule import Schedule, ScheduleBuilder
+from ..semantics import RequestStates
+
+
+class Batch(NamedTuple):
+    req: np.ndarray                 # request indices processed
+    tokens: np.ndarray              # tokens processed per request (>= 1)
+    evict: np.ndarray | None = None  # request indices evicted in this batch (recompute)
+
+
+@dataclass
+class SimResult:
+    policy: str
+    schedule: Schedule
+    seconds: float
+
+
+def simulate(inst: Instance, policy, progress=None) -> SimResult:
+    """Run ``policy`` on ``inst`` until every request completes. ``progress(done, n, t)`` is called
+    about every 1,000 batches."""
+    import time
+
+    t0 = time.perf_counter()
+    st = RequestStates(inst.prompt, inst.output, inst.model)
+    policy.reset(inst, st)
+    arrival = inst.arrival
+    n = inst.n
+    cost = inst.cost_model
+    out = ScheduleBuilder()
+    t = float(arrival[0])
+    delivered = 0
+    completed = 0
+    guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
+    while completed < n:
+        k = int(np.searchsorted(arrival, t, side="right"))
+        if k > delivered:
+            policy.on_arrivals(np.arange(delivered, k))
+            delivered = k
+        batch = policy.next_batch(t)
+        if batch is None or len(batch.req) == 0:
+            if batch is not None and batch.evict is not None and len(batch.evict):
+                raise PolicyError(f"policy {policy.name!r} evicted requests in a batch that processes nothing")
+            if delivered < n:
+                t = max(t, float(arrival[delivered]))
+                continue
+            raise PolicyError(f"policy {policy.name!r} stalled at t={t:g} with {n - completed} requests unfinished")
+        req, tokens = batch.req, batch.tokens
+        if batch.evict is not None and len(batch.evict):
+            st.evict(batch.evict)
+        decode = st.is_decode(req)
+        dur = cost.batch_time(tokens, st.m[req], decode)
+        gen, fin = st.process(req, tokens)
+        out.add(t, req, tokens, batch.evict)
+        t += dur
+        finished = req[fin]
+        if len(finished):
+            st.release(finished)
+            completed += len(finished)
+        policy.on_batch_end(req, tokens, gen, finished)
+        if len(out.starts) > guard:
+            raise PolicyError(f"policy {policy.name!r} exceeded {guard} batches (livelock?)")
+        if progress is not None and len(out.starts) % 1000 == 0:
+            progress(completed, n, t)
+    return SimResult(policy.name, out.build(), time.perf_counter() - t0)

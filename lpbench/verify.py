@@ -1,0 +1,203 @@
+"""The one schedule verifier. Every schedule -- from a policy or a solver -- passes here before a
+number is reported. It replays the schedule from scratch with :class:`lpbench.semantics.RequestStates`,
+checks every rule of the instance's model, and recomputes all metrics from the replay.
+
+Rules (the name in brackets is printed with each violation):
+
+* [order] batches start at finite times, each no earlier than the end of the previous one.
+* [empty] a batch processes at least one token.
+* [duplicate] a request appears at most once in a batch (processed or evicted, not both).
+* [arrival] a processed request has arrived: a_i <= batch start.
+* [completed] a completed request is not processed or evicted again.
+* [tokens] a processed request processes 1 <= c <= S - m tokens (its pending tokens).
+* [evict] an evicted request holds KV (batch model only; recompute semantics).
+* [token_budget] Σ c <= C; [prefill_budget] Σ c over prefill/refill entries <= P (the weakest form of
+  seed 003's CANALLOCATE P-condition; every schedule meeting the paper's rule meets it);
+  [max_batch_requests] number of processed requests <= the cap.
+* [memory] KV footprint after the batch <= memory (seed 003 eq. (4); seed 004 eq. (3)).
+* slot model (seed 004): [slot_time] integer starts; [non_preemption] no evictions, every started
+  request is in every batch, with all its pending tokens (no chunking), and batches run back to back
+  while any request is running.
+* [incomplete] at the end every request has generated exactly its output tokens.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .instance import Instance
+from .schedule import Schedule
+from .semantics import SLOT, RequestStates
+
+EPS = 1e-9
+
+
+@dataclass
+class VerifyResult:
+    feasible: bool
+    violations: list[str] = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)
+    first_token: np.ndarray | None = None
+    completion: np.ndarray | None = None
+
+    def to_dict(self) -> dict:
+        return {"feasible": self.feasible, "violations": self.violations, "metrics": self.metrics}
+
+
+def _pct(x: np.ndarray, q: float) -> float | None:
+    return float(np.percentile(x, q)) if len(x) else None
+
+
+def verify(inst: Instance, sched: Schedule) -> VerifyResult:
+    n = inst.n
+    st = RequestStates(inst.prompt, inst.output, inst.model)
+    slot = inst.model == SLOT
+    lim = inst.limits
+    cost = inst.cost_model
+    first_token = np.full(n, np.nan)
+    completion = np.full(n, np.nan)
+    last_emit = np.full(n, np.nan)
+    max_gap = np.zeros(n)
+    gaps: list[np.ndarray] = []
+    peak = 0
+    busy = 0.0
+    end = -np.inf
+    running = 0  # slot model: started, not completed
+
+    for j in range(sched.n_batches):
+        r, c, e = sched.batch(j)
+        start = float(sched.start[j])
+        where = f"batch {j} (start {start:g})"
+        bad: list[str] = []
+
+        def fail(rule: str, msg: str) -> None:
+            bad.append(f"{where}: [{rule}] {msg}")
+
+        if not np.isfinite(start) or start < end - EPS * max(1.0, abs(end)):
+            fail("order", f"starts before the previous batch ends at {end:g}")
+        if slot and start != np.floor(start):
+            fail("slot_time", "slot-model batches start at integer times")
+        if slot and running and abs(start - end) > EPS:
+            fail("non_preemption", f"{running} started request(s) are paused from {end:g} to {start:g}")
+        if len(r) == 0:
+            fail("empty", "processes no token")
+        both = np.concatenate([r, e])
+        uniq, counts = np.unique(both, return_counts=True)
+        for i in uniq[counts > 1][:5]:
+            fail("duplicate", f"request {inst.ids[i]}: appears more than once")
+        if len(e):
+            if slot:
+                fail("non_preemption", f"request {inst.ids[e[0]]}: evicted, but the slot model is non-preemptive")
+            done_e = e[st.done[e]]
+            for i in done_e[:5]:
+                fail("completed", f"request {inst.ids[i]}: evicted after it completed")
+            no_kv = e[(st.m[e] == 0) & ~st.done[e]]
+            for i in no_kv[:5]:
+                fail("evict", f"request {inst.ids[i]}: evicted but holds no KV")
+        if len(r):
+            late = r[inst.arrival[r] > start + EPS]
+            for i in late[:5]:
+                fail("arrival", f"request {inst.ids[i]}: processed at {start:g} before its arrival {inst.arrival[i]:g}")
+            done_r = r[st.done[r]]
+            for i in done_r[:5]:
+                fail("completed", f"request {inst.ids[i]}: processed after it completed")
+            pend = st.pending(r)
+            wrong = (c < 1) | (c > pend)
+            for k in np.flatnonzero(wrong)[:5]:
+                fail("tokens", f"request {inst.ids[r[k]]}: processes {c[k]} tokens, pending {pend[k]} "
+                     f"(must be 1..{pend[k]})")
+            decode = st.is_decode(r)
+            total = int(c.sum())
+            if lim.token_budget is not None and total > lim.token_budget:
+                fail("token_budget", f"processes {total} tokens > token_budget {lim.token_budget}")
+            if lim.prefill_budget is not None:
+                ptoks = int(c[~decode].sum())
+                if ptoks > lim.prefill_budget:
+                    fail("prefill_budget", f"processes {ptoks} prefill tokens > prefill_budget {lim.prefill_budget}")
+            if lim.max_batch_requests is not None and len(r) > lim.max_batch_requests:
+                fail("max_batch_requests", f"processes {len(r)} requests > max_batch_requests {lim.max_batch_requests}")
+            if slot:
+                if np.any(c != pend):
+                    k = int(np.flatnonzero(c != pend)[0])
+                    fail("non_preemption", f"request {inst.ids[r[k]]}: processes {c[k]} of {pend[k]} pending "
+                         "tokens (the slot model processes whole prompts and one token per round)")
+                in_batch_running = int(np.count_nonzero(st.m[r] > 0))
+                if in_batch_running != running:
+                    fail("non_preemption", f"{running - in_batch_running} started request(s) are left out "
+                         "of the batch")
+        if bad:
+            return VerifyResult(False, bad)
+
+        if len(e):
+            st.evict(e)
+        dur = float(cost.batch_time(c, st.m[r], decode))
+        busy += dur
+        end = start + dur
+        was_started = st.m[r] > 0
+        gen, fin = st.process(r, c)
+        if st.kv_total > inst.memory:
+            holders = np.flatnonzero((st.m > 0) & ~st.done)
+            names = ", ".join(str(inst.ids[i]) for i in holders[:8]) + (" ..." if len(holders) > 8 else "")
+            return VerifyResult(False, [f"{where}: [memory] request(s) {names}: KV footprint after the batch "
+                                        f"{st.kv_total} exceeds memory {inst.memory}"])
+        peak = max(peak, st.kv_total)
+        g_idx = r[gen]
+        if len(g_idx):
+            prev = last_emit[g_idx]
+            has_prev = ~np.isnan(prev)
+            if has_prev.any():
+                gap = end - prev[has_prev]
+                gaps.append(gap)
+                np.maximum.at(max_gap, g_idx[has_prev], gap)
+            newly = g_idx[~has_prev]
+            first_token[newly] = end
+            last_emit[g_idx] = end
+        f_idx = r[fin]
+        if len(f_idx):
+            completion[f_idx] = end
+            st.release(f_idx)
+        if slot:
+            running += int(np.count_nonzero(~was_started)) - len(f_idx)
+
+    missing = np.flatnonzero(~st.done)
+    if len(missing):
+        i = missing[0]
+        return VerifyResult(False, [f"end of schedule: [incomplete] request {inst.ids[i]}: generated "
+                                    f"{st.generated[i]} of {inst.output[i]} output tokens"
+                                    + (f" ({len(missing)} requests incomplete)" if len(missing) > 1 else "")])
+
+    latency = completion - inst.arrival
+    ttft = first_token - inst.arrival
+    multi = inst.output > 1
+    tpot = (completion[multi] - first_token[multi]) / (inst.output[multi] - 1)
+    tbt = np.concatenate(gaps) if gaps else np.zeros(0)
+    makespan = float(completion.max())
+    span = makespan - float(inst.arrival.min())
+    metrics = {
+        "requests": n,
+        "total_latency": float(latency.sum()),
+        "mean_latency": float(latency.mean()),
+        "p50_latency": _pct(latency, 50),
+        "p99_latency": _pct(latency, 99),
+        "ttft_mean": float(ttft.mean()),
+        "ttft_p50": _pct(ttft, 50),
+        "ttft_p99": _pct(ttft, 99),
+        "tpot_p50": _pct(tpot, 50),
+        "tpot_p99": _pct(tpot, 99),
+        "tbt_p50": _pct(tbt, 50),
+        "tbt_p99": _pct(tbt, 99),
+        "makespan": makespan,
+        "throughput": float(inst.output.sum()) / span if span > 0 else None,
+        "peak_memory": int(peak),
+        "batches": sched.n_batches,
+        "evictions": int(st.evictions.sum()),
+        "busy_time": busy,
+    }
+    if inst.ttft_slo is not None:
+        has = ~np.isnan(inst.ttft_slo)
+        metrics["ttft_slo_attainment"] = float(np.mean(ttft[has] <= inst.ttft_slo[has] + EPS)) if has.any() else None
+    if inst.tbt_slo is not None:
+        has = ~np.isnan(inst.tbt_slo)
+        metrics["tbt_slo_attainment"] = float(np.mean(max_gap[has] <= inst.tbt_slo[has] + EPS)) if has.any() else None
+    return VerifyResult(True, [], metrics, first_token, completion)
