@@ -259,6 +259,7 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
             col.add(path(i, "class"), f"must be a string, got {_show(cols['class'][i])}")
     ids = cols.get("id")
     if ids is not None:
+        ids = [i if rid is None else rid for i, rid in enumerate(ids)]  # a missing id defaults to the file index
         seen: dict = {}
         for i, rid in enumerate(ids):
             if isinstance(rid, bool) or not isinstance(rid, (str, int)):

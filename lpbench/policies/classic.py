@@ -18,6 +18,7 @@ from collections import deque
 
 import numpy as np
 
+from ..errors import InputError
 from ..sim import Batch
 from .base import POLICIES, Policy
 
@@ -134,13 +135,22 @@ class VLLM(KVQueuePolicy):
     name = "vllm"
     summary = "prefill-first FCFS, no hybrid/chunking, evicts newest running (seed 003 Table 1)"
 
+    def reset(self, inst, st) -> None:
+        super().reset(inst, st)
+        worst = inst.prompt + inst.output - 1  # a refill recomputes the prompt and generated tokens
+        if self.P < INF and worst.max() > self.P:
+            i = int(worst.argmax())
+            raise InputError(f"policy 'vllm' has no chunked prefill: request {inst.ids[i]} may need a prefill of "
+                             f"{int(worst[i])} tokens (prompt + output - 1), above the token/prefill budget "
+                             f"{self.P:g}; raise limits.token_budget or use 'sarathi'")
+
     def next_batch(self, t):
         req, toks, tok = [], [], 0
         st = self.st
         while self.waiting:
             r = self.waiting[0]
             need = int(st.S[r])
-            if self.free() < need or tok + need > self.C or len(req) >= self.cap:
+            if self.free() < need or tok + need > self.P or len(req) >= self.cap:
                 break
             self.waiting.popleft()
             self.admit(r, need)
