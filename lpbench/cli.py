@@ -12,6 +12,7 @@ import sys
 
 from . import __version__
 from .errors import InputError, PolicyError
+from .solve import SolveBugError
 
 
 def _print_metrics(metrics: dict, out=sys.stdout) -> None:
@@ -111,6 +112,117 @@ def cmd_verify(args) -> int:
     return 0 if res.feasible else 1
 
 
+def _log(msg: str) -> None:
+    print(f"lpbench: {msg}", file=sys.stderr, flush=True)
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))
+
+
+def cmd_solve(args) -> int:
+    from .instance import load_instance
+    from .outputs import write_json
+    from .solve import solve_instance
+
+    inst = load_instance(args.instance)
+    if args.out and os.path.exists(args.out) and not args.force:
+        raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
+    policies = None if args.policies is None else [p for p in args.policies.split(",") if p]
+    rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, policies, args.seed,
+                         log=None if args.quiet else _log)
+    schedule = rep.pop("_schedule")
+    if args.out:
+        out = dict(rep)
+        if schedule is not None:
+            out.update(schedule.to_dict(inst))
+        write_json(args.out, out, force=args.force)
+    if args.json:
+        print(json.dumps(rep))
+    else:
+        kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
+        print(f"{inst.name}: {rep['formulation']} ({kind}) with {rep['solver']} ({rep['backend']}): {rep['status']}")
+        print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}")
+        print(f"  bound                  {_fmt(rep['bound'])}")
+        print(f"  gap                    {_fmt(rep['gap'])}")
+        print(f"  build {rep['build_seconds']:.3f}s, solve {rep['solve_seconds']:.3f}s; {rep['variables']} variables, "
+              f"{rep['rows']} rows" + (f"; warm start from {rep['warm_start']}" if rep["warm_start"] else ""))
+        if rep["message"]:
+            print(f"  note: {rep['message']}")
+        if rep["verified"] is not None:
+            print(f"  schedule verified: {'yes' if rep['verified'] else 'no schedule'}")
+        if rep["ratios"]:
+            proven = rep["exact"] and rep["status"] == "optimal"
+            head = "policy / optimum" if proven else "certified interval [policy / best known, policy / bound]"
+            print(f"  competitive ratios ({head}):")
+            for name, r in rep["ratios"].items():
+                rng = _fmt(r["lower"]) if proven else f"[{_fmt(r['lower'])}, {_fmt(r['upper'])}]"
+                print(f"    {name:<22} {_fmt(r['objective']):>12}   {rng}")
+        if args.out:
+            print(f"  written to {args.out}")
+    return 0 if rep["status"] in ("optimal", "feasible", "time_limit", "licence_limit") else 1
+
+
+def cmd_export(args) -> int:
+    from .formulations import FORMULATIONS
+    from .instance import load_instance
+    from .solvers.highs import to_highs
+
+    inst = load_instance(args.instance)
+    cls = FORMULATIONS.get(args.formulation)
+    if inst.model not in cls.models:
+        raise InputError(f"--formulation: {args.formulation!r} is defined for model "
+                         f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
+    if os.path.exists(args.out) and not args.force:
+        raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
+    suffix = "." + args.format
+    if not args.out.endswith(suffix):
+        raise InputError(f"--out: must end with {suffix} for --format {args.format}, got {args.out}")
+    model = cls(inst).build()
+    to_highs(model).writeModel(args.out)
+    print(f"{args.out}: {args.formulation} for {inst.name}, {model.n_vars} variables, {model.n_rows} rows "
+          f"(objective constant {model.offset:g} included)")
+    return 0
+
+
+def cmd_generate(args) -> int:
+    from pathlib import Path
+
+    from .instance import parse_instance
+    from .outputs import write_json
+
+    if args.count < 1:
+        raise InputError(f"--count: must be a positive integer, got {args.count}")
+    if args.kind.startswith("jaillet"):
+        from .generators import jaillet
+
+        make = lambda k: jaillet.instance(args.kind, args.seed, k)  # noqa: E731
+    else:
+        from .generators import poisson
+
+        for flag, v in (("--rate", args.rate), ("--requests", args.requests), ("--memory", args.memory)):
+            if v is None or v <= 0:
+                raise InputError(f"{flag}: required and positive for 'poisson', got {v}")
+        if not args.lengths:
+            raise InputError("--lengths: required for 'poisson' (a trace CSV or a JSON length table)")
+        prompt, output = poisson.length_table(args.lengths)
+        limits = {"token_budget": args.token_budget} if args.token_budget else None
+        make = lambda k: poisson.instance(args.seed, k, args.requests, args.rate, args.memory,  # noqa: E731
+                                          prompt, output, args.cost_model, limits)
+    out = Path(args.out)
+    datas = [make(k) for k in range(args.count)]
+    paths = [out / f"{d['name']}.json" for d in datas]
+    clash = [str(p) for p in paths if p.exists()]
+    if clash and not args.force:
+        raise InputError(f"--out: {clash[0]} already exists ({len(clash)} of {len(paths)} files); "
+                         "pass --force to overwrite")
+    for d, p in zip(datas, paths):
+        parse_instance(d)  # a generator bug must not write an invalid file
+        write_json(p, d, force=True)
+        print(p)
+    return 0
+
+
 def cmd_list(args) -> int:
     if args.what == "models":
         from .costmodels import FORMS, profile_names, read_profile
@@ -122,6 +234,18 @@ def cmd_list(args) -> int:
         print("forms (inline {\"form\": NAME, ...}):")
         for name, cls in FORMS.items():
             print(f"  {name:<10} coefficients: {', '.join(cls.params) or '(none)'}")
+    elif args.what == "formulations":
+        from .formulations import FORMULATIONS
+
+        for name, cls in FORMULATIONS.items():
+            kind = "exact" if cls.exact else "bound"
+            print(f"  {name:<16} {kind:<6} models={'/'.join(cls.models):<11} {cls.summary}")
+    elif args.what == "solvers":
+        from .solvers import load_profiles
+
+        for name, p in load_profiles().items():
+            print(f"  {name:<14} backend={p.backend:<7} time_limit={p.time_limit:g}s rel_gap={p.rel_gap:g} "
+                  f"threads={p.threads} {p.options or ''}")
     elif args.what == "policies":
         from .policies import POLICIES
 
@@ -158,8 +282,45 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_verify)
 
-    s = sub.add_parser("list", help="list registered models or policies")
-    s.add_argument("what", choices=["models", "policies"])
+    s = sub.add_parser("solve", help="solve a hindsight model; verify the schedule; report competitive ratios")
+    s.add_argument("instance")
+    s.add_argument("--formulation", default="latency-ip", help="see `lpbench list formulations` (default latency-ip)")
+    s.add_argument("--solver", default="highs", help="a profile of solvers.toml (default highs)")
+    s.add_argument("--time-limit", type=float, help="seconds (overrides the profile)")
+    s.add_argument("--policies", help="comma-separated policies to compare (default: all applicable)")
+    s.add_argument("--seed", type=int, default=0, help="RNG seed of randomised policies (default 0)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--out", help="write the report and the optimal schedule to this JSON file")
+    s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing file")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    s.set_defaults(func=cmd_solve)
+
+    s = sub.add_parser("export", help="write a formulation as an LP or MPS file")
+    s.add_argument("instance")
+    s.add_argument("--formulation", default="latency-ip")
+    s.add_argument("--format", choices=["lp", "mps"], default="lp")
+    s.add_argument("--out", required=True)
+    s.add_argument("--force", action="store_true")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("generate", help="write seeded synthetic instances")
+    s.add_argument("kind", choices=["jaillet-model1", "jaillet-model2", "poisson"],
+                   help="seed 004 §5.1 models 1/2 (slot), or Poisson arrivals with trace lengths (batch)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--count", type=int, default=1, help="instances to write (instance k uses rng([seed, k]))")
+    s.add_argument("--out", required=True, help="directory")
+    s.add_argument("--force", action="store_true", help="overwrite existing files")
+    g = s.add_argument_group("poisson")
+    g.add_argument("--rate", type=float, help="arrivals per second")
+    g.add_argument("--requests", type=int, help="requests per instance")
+    g.add_argument("--memory", type=int, help="KV capacity in tokens")
+    g.add_argument("--lengths", help="trace CSV (ContextTokens,GeneratedTokens) or JSON length table")
+    g.add_argument("--cost-model", default="infermax-llama2-7b-a100")
+    g.add_argument("--token-budget", type=int)
+    s.set_defaults(func=cmd_generate)
+
+    s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")
+    s.add_argument("what", choices=["models", "policies", "formulations", "solvers"])
     s.set_defaults(func=cmd_list)
     return p
 
@@ -173,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         for line in e.lines():
             print(f"lpbench: {line}", file=sys.stderr)
         return 2
+    except SolveBugError as e:
+        print(f"lpbench: internal inconsistency (a bug, please report): {e}", file=sys.stderr)
+        return 1
     except PolicyError as e:
         print(f"lpbench: policy error (a bug, please report): {e}", file=sys.stderr)
         return 1

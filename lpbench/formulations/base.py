@@ -1,0 +1,131 @@
+"""Solver-neutral models and the formulation registry.
+
+A formulation builds a :class:`LinearModel` -- plain arrays: variable blocks with bounds, costs and
+integrality, constraint blocks in COO form with row bounds, and a constant objective offset -- from an
+:class:`~lpbench.instance.Instance`. Every solver backend (HiGHS, CP-SAT, Gurobi, Pyomo) and the
+LP/MPS exporter consume the same object, so one source of truth feeds several emitters.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import numpy as np
+
+from ..registry import Registry
+
+INF = float("inf")
+FORMULATIONS: Registry[type["Formulation"]] = Registry("formulation")
+
+
+@dataclass
+class LinearModel:
+    name: str
+    offset: float = 0.0  # constant added to the objective (e.g. Σ (o_i - a_i) in seed 004 (1))
+    cost: list = field(default_factory=list)
+    lower: list = field(default_factory=list)
+    upper: list = field(default_factory=list)
+    integer: list = field(default_factory=list)
+    var_blocks: dict = field(default_factory=dict)  # name -> (first index, size)
+    row_blocks: dict = field(default_factory=dict)  # name -> (first row, size)
+    _coo: list = field(default_factory=list)
+    row_lower: list = field(default_factory=list)
+    row_upper: list = field(default_factory=list)
+    n_rows: int = 0
+
+    @property
+    def n_vars(self) -> int:
+        return sum(len(c) for c in self.cost)
+
+    def add_vars(self, name: str, size: int, lower=0.0, upper=INF, integer=False, cost=0.0) -> np.ndarray:
+        first = self.n_vars
+        self.cost.append(np.broadcast_to(np.asarray(cost, dtype=np.float64), (size,)).copy())
+        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,)).copy())
+        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)).copy())
+        self.integer.append(np.broadcast_to(np.asarray(integer, dtype=bool), (size,)).copy())
+        self.var_blocks[name] = (first, size)
+        return np.arange(first, first + size)
+
+    def add_rows(self, name: str, n: int, rows, cols, vals, lower=-INF, upper=INF) -> None:
+        """Constraint block ``name``: rows 0..n-1 (local), entries (rows, cols, vals), lower <= A x <= upper."""
+        first = self.n_rows
+        self._coo.append((np.asarray(rows, dtype=np.int64) + first, np.asarray(cols, dtype=np.int64),
+                          np.asarray(vals, dtype=np.float64)))
+        self.row_lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,)).copy())
+        self.row_upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (n,)).copy())
+        self.row_blocks[name] = (first, n)
+        self.n_rows += n
+
+    # -- flat views for the emitters -------------------------------------------------------------
+    def arrays(self):
+        """(cost, lower, upper, integer, row_lower, row_upper) as flat numpy arrays."""
+        cat = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)  # noqa: E731
+        return (cat(self.cost, np.float64), cat(self.lower, np.float64), cat(self.upper, np.float64),
+                cat(self.integer, bool), cat(self.row_lower, np.float64), cat(self.row_upper, np.float64))
+
+    def coo(self):
+        if not self._coo:
+            z = np.zeros(0, dtype=np.int64)
+            return z, z, np.zeros(0)
+        return tuple(np.concatenate([p[k] for p in self._coo]) for k in range(3))
+
+    def csr(self):
+        """(start, index, value) by row."""
+        r, c, v = self.coo()
+        order = np.lexsort((c, r))
+        start = np.zeros(self.n_rows + 1, dtype=np.int64)
+        np.add.at(start, r + 1, 1)
+        return np.cumsum(start), c[order], v[order]
+
+    def csc(self):
+        """(start, index, value) by column."""
+        r, c, v = self.coo()
+        order = np.lexsort((r, c))
+        start = np.zeros(self.n_vars + 1, dtype=np.int64)
+        np.add.at(start, c + 1, 1)
+        return np.cumsum(start), r[order], v[order]
+
+    def is_mip(self) -> bool:
+        return any(b.any() for b in self.integer)
+
+    def objective_value(self, x: np.ndarray) -> float:
+        return float(np.concatenate(self.cost) @ x) + self.offset
+
+    def max_violation(self, x: np.ndarray) -> float:
+        """Largest bound or row violation of x (for checking warm starts and solutions)."""
+        cost, lo, up, integer, rlo, rup = self.arrays()
+        r, c, v = self.coo()
+        ax = np.zeros(self.n_rows)
+        np.add.at(ax, r, v * x[c])
+        viol = [np.maximum(lo - x, 0), np.maximum(x - up, 0), np.maximum(rlo - ax, 0), np.maximum(ax - rup, 0)]
+        return float(max((a.max() if len(a) else 0.0) for a in viol))
+
+
+class Formulation:
+    """Builds a LinearModel from an instance and maps solutions back to schedules.
+
+    ``exact``: the optimum is the hindsight optimum (a schedule can be extracted); otherwise the
+    optimum is a certified lower bound only (a relaxation).
+    """
+
+    name: ClassVar[str]
+    models: ClassVar[tuple[str, ...]]
+    exact: ClassVar[bool]
+    integral_objective: ClassVar[bool] = False  # objective of every integer solution is an integer
+    objective_metric: ClassVar[str] = "total_latency"  # the verifier metric the objective equals
+    summary: ClassVar[str] = ""
+
+    def __init__(self, inst, incumbent_objective: float | None = None):
+        self.inst = inst
+        self.incumbent_objective = incumbent_objective
+
+    def build(self) -> LinearModel:
+        raise NotImplementedError
+
+    def extract(self, x: np.ndarray):
+        """A Schedule from a solution vector (exact formulations only)."""
+        raise NotImplementedError
+
+    def warm_start(self, schedule) -> np.ndarray | None:
+        """A solution vector from a schedule, or None if it lies outside the model's domain."""
+        return None

@@ -1,0 +1,109 @@
+"""A CP-SAT cumulative model equivalent to the latency IP of seed 004 (not in the paper; notes
+seed-004 §2.1.5). Solved by CP-SAT only.
+
+Variables: start S_i ∈ {a_i, ..., k̄_i} (the same horizon as ``latency-ip``, tightenings (a) and (b)
+proven there). Request i's memory ramp s_i + (t − S_i), t = S_i+1..S_i+o_i, is the sum of o_i
+fixed-size intervals tied to S_i:
+
+* [S_i + 1, S_i + o_i + 1) with demand s_i + 1, and
+* [S_i + 1 + l, S_i + o_i + 1) with demand 1, for l = 1..o_i − 1;
+
+at t = S_i + j exactly 1 + (j − 1) of them cover t, with total demand s_i + j. So
+``Cumulative(intervals, demands, M)`` is IP constraint (3) at every t, each request starts once by
+construction ((2)), and the objective Σ_i (S_i + o_i − a_i) is (1): the feasible sets and the objective
+coincide with ``latency-ip``, hence so do the optima (tested against each other).
+
+Symmetry breaking (valid): requests with identical (a_i, s_i, o_i) are interchangeable -- swapping
+their start times maps any schedule to one of equal objective -- so S_i <= S_j is imposed for such
+i < j (in the instance's order).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ..errors import InputError
+from ..solvers.base import SolveResult
+from .base import FORMULATIONS
+from .latency_ip import LatencyIP, schedule_from_starts, starts_from_schedule
+
+
+@FORMULATIONS.register("latency-cp")
+class LatencyCP(LatencyIP):
+    name = "latency-cp"
+    exact = True
+    integral_objective = True
+    native_backend = "cpsat"
+    summary = "CP-SAT cumulative model equal to latency-ip (start variables, memory ramp as intervals)"
+
+    def build(self):
+        inst = self.inst
+        a = inst.arrival.astype(np.int64)
+        s, o = inst.prompt, inst.output
+        self.first, self.last = a, self.horizon()
+        m = cp_model.CpModel()
+        S = [m.NewIntVar(int(a[i]), int(self.last[i]), f"S{i}") for i in range(inst.n)]
+        intervals, demands = [], []
+        for i in range(inst.n):
+            intervals.append(m.NewFixedSizeIntervalVar(S[i] + 1, int(o[i]), f"base{i}"))
+            demands.append(int(s[i]) + 1)
+            for ell in range(1, int(o[i])):
+                intervals.append(m.NewFixedSizeIntervalVar(S[i] + 1 + ell, int(o[i]) - ell, f"ramp{i}_{ell}"))
+                demands.append(1)
+        # (3) memory at every time t
+        m.AddCumulative(intervals, demands, int(inst.memory))
+        # symmetry breaking among identical requests
+        groups: dict = {}
+        for i in range(inst.n):
+            groups.setdefault((int(a[i]), int(s[i]), int(o[i])), []).append(i)
+        for members in groups.values():
+            for i, j in zip(members, members[1:]):
+                m.Add(S[i] <= S[j])
+        # (1) total latency (constant Σ(o_i − a_i) added back)
+        m.Minimize(sum(S))
+        self.offset = float((o - a).sum())
+        self.cp, self.S = m, S
+        self.n_vars, self.n_rows = inst.n, len(intervals)
+        return self
+
+    def solve(self, profile, warm_schedule=None) -> SolveResult:
+        if profile.backend != "cpsat":
+            raise InputError(f"--solver: formulation 'latency-cp' is a CP-SAT model; choose a cpsat profile, "
+                             f"got {profile.name!r} ({profile.backend})")
+        if warm_schedule is not None:
+            starts = starts_from_schedule(self.inst, warm_schedule)
+            if starts is not None and np.all((starts >= self.first) & (starts <= self.last)):
+                for var, k in zip(self.S, starts):
+                    self.cp.AddHint(var, int(k))
+        solver = cp_model.CpSolver()
+        p = solver.parameters
+        p.max_time_in_seconds = float(profile.time_limit)
+        p.num_workers = int(profile.threads)
+        p.relative_gap_limit = float(profile.rel_gap)
+        p.random_seed = int(profile.seed)
+        for k, v in profile.options.items():
+            setattr(p, k, v)
+        t0 = time.perf_counter()
+        st = solver.Solve(self.cp)
+        secs = time.perf_counter() - t0
+        if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            starts = np.array([solver.Value(v) for v in self.S], dtype=np.float64)
+            obj = solver.ObjectiveValue() + self.offset
+            bound = solver.BestObjectiveBound() + self.offset
+            status = "optimal" if st == cp_model.OPTIMAL else ("time_limit" if secs >= 0.98 * profile.time_limit
+                                                               else "feasible")
+            return SolveResult(status, obj, bound, secs, starts)
+        if st == cp_model.INFEASIBLE:
+            return SolveResult("infeasible", solve_seconds=secs)
+        if st == cp_model.UNKNOWN:
+            return SolveResult("time_limit", None, solver.BestObjectiveBound() + self.offset, secs,
+                               message="no solution found within the time limit")
+        return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {solver.StatusName(st)}")
+
+    def extract(self, starts):
+        return schedule_from_starts(self.inst, np.round(starts).astype(np.int64))
+
+    def warm_start(self, schedule):
+        return schedule  # the hint is set in solve()

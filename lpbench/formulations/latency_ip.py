@@ -1,0 +1,161 @@
+"""The hindsight latency IP of seed 004 (§3, eqs. (1)-(4)) and its LP relaxation (App. B.3).
+
+    min  Σ_i ( Σ_{t ∈ K_i} t·x_{i,t} + o_i − a_i )                                    (1)
+    s.t. Σ_{t ∈ K_i} x_{i,t} = 1                                   ∀ i                   (2)
+         Σ_i Σ_{k = max(a_i, t − o_i)}^{t − 1} (s_i + t − k)·x_{i,k} ≤ M   ∀ t           (3)
+         x_{i,t} ∈ {0, 1}                                                                 (4)
+
+x_{i,k} = 1 iff request i starts at k: it is active at t = k+1..k+o_i with memory s_i + (t − k) and
+completes at k + o_i (:mod:`lpbench.semantics`, slot model). The objective keeps the constant
+Σ(o_i − a_i), so it equals the total end-to-end latency.
+
+Index ranges (notes seed-004 §2.1, settled here):
+
+* start times K_i = {a_i, ..., k̄_i}: time 0 is included when a_i = 0;
+* (3) is written for every t at which any started request can be active,
+  t = min_i a_i + 1, ..., max_i (k̄_i + o_i): no request runs past the checked horizon.
+
+Horizon tightenings (each keeps every optimal solution, so the IP optimum is unchanged):
+
+(a) **Serial bound** k̄_i <= T̄ − o_i with T̄ = max_j a_j + Σ_j o_j. *Proof.* Let x be optimal and
+    suppose some round t > max_j a_j has no active request while a request starts at k >= t. Every
+    request active after t starts at >= t, so shifting all starts >= t one step earlier keeps every
+    memory row (the profile after t moves left by one, and nothing else is active at t), respects
+    arrivals (k − 1 >= t − 1 >= max_j a_j), and lowers (1) -- a contradiction. So after max_j a_j every
+    round up to the makespan has an active request; each request is active in o_i rounds, hence
+    makespan <= max_j a_j + Σ_j o_j and k_i <= T̄ − o_i. (Every request fits alone: the instance
+    validator rejects s_i + o_i > M.)
+
+(b) **Incumbent bound** k̄_i <= a_i + UB − Σ_j o_j for any feasible objective UB (e.g. MC-SF's
+    verified total latency). *Proof.* Latencies are >= o_j, so a solution of value <= UB has
+    k_i + o_i − a_i = UB − Σ_{j≠i} latency_j <= UB − Σ_{j≠i} o_j. The incumbent itself satisfies it, so
+    it remains a valid warm start.
+
+The LP relaxation (``latency-lp``: (4) relaxed to 0 <= x <= 1, OPT-Primal (18)-(21) generalised to
+per-request s_i, o_i, a_i) is the relaxation of the tightened IP; as that IP has the same optimum
+OPT, the LP value is a certified lower bound on OPT.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..schedule import ScheduleBuilder
+from ..semantics import SLOT
+from .base import FORMULATIONS, Formulation, LinearModel
+
+
+@FORMULATIONS.register("latency-ip")
+class LatencyIP(Formulation):
+    name = "latency-ip"
+    models = (SLOT,)
+    exact = True
+    integral_objective = True
+    relax = False
+    summary = "seed 004 §3 eqs. (1)-(4): time-indexed 0/1 start variables, memory row per time"
+
+    def horizon(self) -> np.ndarray:
+        """Last allowed start k̄_i per request (tightenings (a) and (b))."""
+        a = self.inst.arrival.astype(np.int64)
+        o = self.inst.output
+        T_bar = int(a.max() + o.sum())
+        last = np.full(len(a), T_bar) - o                      # (a) serial bound
+        if self.incumbent_objective is not None:               # (b) incumbent bound
+            ub = int(np.floor(self.incumbent_objective + 1e-9))
+            last = np.minimum(last, a + ub - int(o.sum()))
+        return np.maximum(last, a)
+
+    def build(self) -> LinearModel:
+        inst = self.inst
+        a = inst.arrival.astype(np.int64)
+        s, o, M = inst.prompt, inst.output, inst.memory
+        self.first = a
+        self.last = self.horizon()
+        size = self.last - self.first + 1
+        lp = LinearModel(f"{self.name}:{inst.name}", offset=float((o - a).sum()))
+
+        # x_{i,k}, k ∈ K_i, objective (1): coefficient k (plus the constant offset)
+        k_all = np.concatenate([np.arange(a[i], self.last[i] + 1) for i in range(inst.n)])
+        self.var_start = np.zeros(inst.n + 1, dtype=np.int64)
+        np.cumsum(size, out=self.var_start[1:])
+        x = lp.add_vars("x", int(size.sum()), lower=0, upper=1, integer=not self.relax, cost=k_all)
+
+        # (2) each request starts exactly once
+        req_of_var = np.repeat(np.arange(inst.n), size)
+        lp.add_rows("(2) start once", inst.n, req_of_var, x, np.ones(len(x)), lower=1, upper=1)
+
+        # (3) memory at every time t: x_{i,k} contributes s_i + d at t = k + d, d = 1..o_i
+        t0 = int(a.min()) + 1
+        t1 = int((self.last + o).max())
+        rows, cols, vals = [], [], []
+        for i in range(inst.n):
+            d = np.arange(1, o[i] + 1)
+            ks = np.arange(a[i], self.last[i] + 1)
+            rows.append((ks[:, None] + d[None, :]).ravel() - t0)
+            cols.append(np.repeat(x[self.var_start[i]:self.var_start[i + 1]], o[i]))
+            vals.append(np.tile(s[i] + d, len(ks)))
+        lp.add_rows("(3) memory at every time t", t1 - t0 + 1, np.concatenate(rows), np.concatenate(cols),
+                    np.concatenate(vals), upper=M)
+        self.t0 = t0
+        return lp
+
+    # -- schedules <-> solutions ---------------------------------------------------------------------
+    def starts_from_x(self, x: np.ndarray) -> np.ndarray:
+        starts = np.zeros(self.inst.n, dtype=np.int64)
+        for i in range(self.inst.n):
+            seg = x[self.var_start[i]:self.var_start[i + 1]]
+            starts[i] = self.first[i] + int(np.argmax(seg))
+        return starts
+
+    def extract(self, x: np.ndarray):
+        return schedule_from_starts(self.inst, self.starts_from_x(np.round(x)))
+
+    def warm_start(self, schedule) -> np.ndarray | None:
+        starts = starts_from_schedule(self.inst, schedule)
+        if starts is None or np.any(starts < self.first) or np.any(starts > self.last):
+            return None
+        x = np.zeros(int(self.var_start[-1]))
+        x[self.var_start[:-1] + (starts - self.first)] = 1.0
+        return x
+
+
+@FORMULATIONS.register("latency-lp")
+class LatencyLP(LatencyIP):
+    name = "latency-lp"
+    exact = False
+    integral_objective = False
+    relax = True
+    summary = "LP relaxation of latency-ip (OPT-Primal, App. B.3 (18)-(21)): certified lower bound"
+
+    def extract(self, x):
+        return None
+
+    def warm_start(self, schedule):
+        return None  # an LP needs no start; the incumbent still tightens the horizon (b)
+
+
+def starts_from_schedule(inst, schedule) -> np.ndarray | None:
+    """Start round of each request's last run in a slot-model schedule (a run starts at the first
+    batch that processes the request, or the first after it was evicted)."""
+    starts = np.full(inst.n, -1, dtype=np.int64)
+    in_run = np.zeros(inst.n, dtype=bool)
+    for j in range(schedule.n_batches):
+        r, c, e = schedule.batch(j)
+        in_run[e] = False
+        fresh = r[~in_run[r]]
+        starts[fresh] = int(schedule.start[j])
+        in_run[fresh] = True
+    return None if np.any(starts < 0) else starts
+
+
+def schedule_from_starts(inst, starts: np.ndarray):
+    """The slot-model schedule in which request i starts at starts[i] (rounds [k, k+1), ...)."""
+    o, s = inst.output, inst.prompt
+    out = ScheduleBuilder()
+    t_end = int((starts + o).max())
+    order = np.argsort(starts, kind="stable")
+    for t in range(int(starts.min()), t_end):
+        active = order[(starts[order] <= t) & (starts[order] + o[order] > t)]
+        if len(active) == 0:
+            continue
+        out.add(t, active, np.where(starts[active] == t, s[active], 1))
+    return out.build()

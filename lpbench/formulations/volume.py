@@ -1,0 +1,151 @@
+"""Memory-volume lower bounds on OPT (seed 004, Lemma 4.7 / LP (9)), generalised to per-request
+prompt sizes s_i and arrivals a_i (slot model).
+
+Request i's *volume* is vol_i = Σ_{j=1}^{o_i} (s_i + j) = s_i·o_i + o_i(o_i+1)/2 (memory × time), and
+its completion C_i >= r_i := a_i + o_i.
+
+**Window inequality.** For any τ and t > τ, the requests with a_i >= τ that complete by t run all of
+their active rounds inside (τ, t] (a start k >= a_i >= τ is active at k+1..k+o_i), where memory is at
+most M at each of the t − τ times, so  Σ_{i: a_i >= τ, C_i <= t} vol_i <= M·(t − τ).
+
+``volume-lp`` (LP (9) generalised). Variables F_{i,g} ∈ [0,1] = "i has completed by grid time g",
+nondecreasing in g, 0 before r_i, 1 at T̄ = max a + Σ o (every optimal schedule ends by T̄, see
+``latency-ip`` (a)); the window inequality at every grid time g for the windows τ ∈ W; objective
+Σ_i [o_i + Σ_{g >= r_i, g < T̄} w_g (1 − F_{i,g'})]. On the full integer grid (w = 1, g' = g) this is
+exactly Σ_i E[C_i − a_i] = Σ_i (o_i + Σ_{t=r_i}^{T̄−1} P(C_i > t)), and any schedule gives a feasible
+0/1 point, so the LP optimum is <= OPT. Large instances use a geometric grid: for t in
+[g_k, g_{k+1}), 1 − F(t) >= 1 − F(g_{k+1}), so weights w = g_{k+1} − g_k on 1 − F(g_{k+1}) keep it a lower
+bound. W = the distinct arrival times (at most ``max_windows``, evenly spaced, always the first).
+With all a_i = 0 and equal s_i this is LP (9) with the C_i >= o_i bounds added.
+
+``volume-bound`` (closed form, O(n log n) per window, for 10,000-request instances). In any
+schedule, the k-th smallest completion among the requests with a_i >= τ is at least
+τ + ⌈V_k / M⌉ (V_k = sum of the k smallest volumes of those requests: the first k to complete have at
+least that volume, all inside (τ, C_(k)]) and at least the k-th smallest r_i (k of them complete by
+then, each no earlier than its r_i). Requests with a_i < τ complete no earlier than r_i. Summing
+and subtracting Σ a_i bounds OPT; the best window is reported. The trivial bound Σ o_i is the
+window-free case and is always included.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..semantics import SLOT
+from ..solvers.base import SolveResult
+from .base import FORMULATIONS, Formulation, LinearModel
+
+
+def volumes(inst) -> np.ndarray:
+    s, o = inst.prompt.astype(np.float64), inst.output.astype(np.float64)
+    return s * o + o * (o + 1) / 2
+
+
+def windows(arrival: np.ndarray, max_windows: int) -> np.ndarray:
+    taus = np.unique(arrival)
+    if len(taus) > max_windows:
+        taus = taus[np.unique(np.linspace(0, len(taus) - 1, max_windows).round().astype(int))]
+    return taus
+
+
+@FORMULATIONS.register("volume-lp")
+class VolumeLP(Formulation):
+    name = "volume-lp"
+    models = (SLOT,)
+    exact = False
+    summary = "memory-volume LP (9) of Lemma 4.7, per-request s_i, a_i, window per arrival: lower bound"
+    max_windows = 16
+    max_exact_cells = 400_000   # n x horizon above this -> geometric grid
+    geometric_points = 120
+
+    def grid(self, r_min: int, T_bar: int) -> tuple[np.ndarray, bool]:
+        if self.inst.n * (T_bar - r_min + 1) <= self.max_exact_cells:
+            return np.arange(r_min, T_bar + 1), True
+        g = np.unique(np.round(np.geomspace(max(r_min, 1), T_bar, self.geometric_points)).astype(np.int64))
+        return np.unique(np.concatenate([[r_min], g, [T_bar]])), False
+
+    def build(self) -> LinearModel:
+        inst = self.inst
+        a = inst.arrival.astype(np.int64)
+        o = inst.output.astype(np.int64)
+        r = a + o
+        vol = volumes(inst)
+        T_bar = int(a.max() + o.sum())
+        G, exact_grid = self.grid(int(r.min()), T_bar)
+        lp = LinearModel(f"{self.name}:{inst.name}", offset=float(o.sum()))
+        var_of = []   # per request: (grid positions, variable indices)
+        rows_m, cols_m = [], []
+        n_mono = 0
+        for i in range(inst.n):
+            pos = np.flatnonzero(G >= r[i])            # grid points at or after r_i (the last is T̄)
+            pts = G[pos]
+            if exact_grid:
+                w = np.ones(len(pts))                  # Σ_{t=r_i}^{T̄-1} (1 - F(t)), F(T̄) = 1
+                w[-1] = 0.0
+            else:                                      # 1 - F(t) >= 1 - F(next grid point)
+                w = np.diff(np.concatenate([[r[i]], pts]))
+            lower = np.zeros(len(pts))
+            lower[-1] = 1.0                            # complete by T̄
+            x = lp.add_vars(f"F[{i}]", len(pts), lower=lower, upper=1.0, cost=-w)
+            lp.offset += float(w.sum())
+            var_of.append((pos, x))
+            # F nondecreasing: F_g - F_{g+1} <= 0
+            k = len(x) - 1
+            rows_m.append(np.repeat(np.arange(n_mono, n_mono + k), 2))
+            cols_m.append(np.column_stack([x[:-1], x[1:]]).ravel())
+            n_mono += k
+        if n_mono:
+            vals = np.tile([1.0, -1.0], n_mono)
+            lp.add_rows("F nondecreasing", n_mono, np.concatenate(rows_m), np.concatenate(cols_m), vals, upper=0.0)
+
+        # window inequality: Σ_{a_i >= τ} vol_i F_{i,g} <= M (g - τ), for g > τ
+        rows, cols, vals, upper = [], [], [], []
+        n_rows = 0
+        for tau in windows(a, self.max_windows):
+            gpos = np.flatnonzero(G > tau)
+            row_of = np.full(len(G), -1)
+            row_of[gpos] = np.arange(n_rows, n_rows + len(gpos))
+            upper.append(inst.memory * (G[gpos] - tau).astype(np.float64))
+            for i in np.flatnonzero(a >= tau):
+                pos, x = var_of[i]
+                rows.append(row_of[pos])
+                cols.append(x)
+                vals.append(np.full(len(x), vol[i]))
+            n_rows += len(gpos)
+        lp.add_rows("window volume <= M (t - tau)", n_rows, np.concatenate(rows), np.concatenate(cols),
+                    np.concatenate(vals), upper=np.concatenate(upper))
+        return lp
+
+
+@FORMULATIONS.register("volume-bound")
+class VolumeBound(Formulation):
+    name = "volume-bound"
+    models = (SLOT,)
+    exact = False
+    closed_form = True
+    summary = "closed-form volume/order-statistic bound (Lemma 4.7 style, any window): lower bound"
+    max_windows = 64
+
+    def build(self):
+        self.n_vars = self.n_rows = 0
+        return self
+
+    def value(self) -> float:
+        inst = self.inst
+        a = inst.arrival.astype(np.int64)
+        r = a + inst.output.astype(np.int64)
+        vol = volumes(inst)
+        best = float(r.sum())                                   # C_i >= r_i: the trivial bound Σ o_i
+        for tau in windows(a, self.max_windows):
+            inside = a >= tau
+            V = np.cumsum(np.sort(vol[inside]))
+            by_volume = tau + np.ceil(V / inst.memory - 1e-9)
+            by_release = np.sort(r[inside])
+            best = max(best, float(np.maximum(by_volume, by_release).sum() + r[~inside].sum()))
+        return best - float(a.sum())
+
+    def solve(self, profile, warm=None) -> SolveResult:
+        t0 = time.perf_counter()
+        v = self.value()
+        return SolveResult("optimal", v, v, time.perf_counter() - t0)

@@ -1,0 +1,154 @@
+"""The solve pipeline: policies -> incumbent -> formulation -> backend -> verified schedule -> ratios.
+
+1. Simulate every applicable policy; each schedule is verified (a failure is a bug and raises).
+2. The best verified policy schedule is the incumbent: its objective tightens the model's horizon
+   (where the formulation has a proven tightening) and it is passed as a MIP start / hint.
+3. Build and solve; an exact formulation's solution is turned into a schedule and verified; its
+   verified objective must equal the solver's objective.
+4. Certified competitive ratios. UB = best verified objective (solver or policy), LB = the solver's
+   proven bound (or a relaxation's optimum). Proven optimum: ratio = policy / OPT. Otherwise the
+   interval [policy / UB, policy / LB]. LB > UB or a ratio below 1 is a bug and raises.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .errors import InputError
+from .formulations import FORMULATIONS
+from .instance import Instance
+from .policies import applicable, make_policy
+from .sim import simulate
+from .solvers import BACKENDS, get_profile
+from .verify import verify
+
+TOL = 1e-6
+
+
+class SolveBugError(RuntimeError):
+    """Solver, policy and verifier disagree: a bug to find, not a value to print."""
+
+
+@dataclass
+class PolicyRun:
+    name: str
+    objective: float
+    metrics: dict
+    schedule: object
+
+
+def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None) -> list[PolicyRun]:
+    runs = []
+    for name in (applicable(inst) if names is None else names):
+        if log:
+            log(f"simulating policy {name}")
+        try:
+            res = simulate(inst, make_policy(name, inst, seed=seed))
+        except InputError as e:  # the policy cannot serve this instance (e.g. vllm without chunking)
+            if names is not None:
+                raise
+            if log:
+                log(f"  skipped: {e.problems[0]}")
+            continue
+        ver = verify(inst, res.schedule)
+        if not ver.feasible:
+            raise SolveBugError(f"policy {name} produced an infeasible schedule: {ver.violations[0]}")
+        runs.append(PolicyRun(name, float(ver.metrics[metric]), ver.metrics, res.schedule))
+    return runs
+
+
+def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str = "highs",
+                   time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
+                   log=None) -> dict:
+    cls = FORMULATIONS.get(formulation)
+    if inst.model not in cls.models:
+        raise InputError(f"--formulation: {formulation!r} is defined for model "
+                         f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
+    profile = get_profile(solver, time_limit)
+    backend = BACKENDS.get(profile.backend)()
+    if getattr(cls, "native_backend", None) and profile.backend != cls.native_backend:
+        raise InputError(f"--solver: formulation {formulation!r} is a {cls.native_backend} model; choose a "
+                         f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
+    metric = cls.objective_metric
+    runs = run_policies(inst, policies, metric, seed, log)
+    best = min(runs, key=lambda r: r.objective) if runs else None
+
+    if log:
+        log(f"building {formulation}")
+    t0 = time.perf_counter()
+    form = cls(inst, incumbent_objective=best.objective if best else None)
+    model = form.build()
+    native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
+    warm = form.warm_start(best.schedule) if best is not None else None
+    if warm is not None and not native:
+        # one semantics: the best policy schedule must be a feasible point of the model, same objective
+        viol, val = model.max_violation(warm), model.objective_value(warm)
+        if viol > TOL or abs(val - best.objective) > TOL * max(1.0, abs(best.objective)):
+            raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
+                                f"objective {val} vs verified {best.objective})")
+    build_seconds = time.perf_counter() - t0
+    if log:
+        log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
+            f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
+        log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
+    res = form.solve(profile, warm) if native else backend.solve(model, profile, warm)
+    if log:
+        log(f"  {res.status} in {res.solve_seconds:.2f}s")
+
+    verified = None
+    schedule = None
+    objective = res.objective
+    if cls.exact and res.x is not None:
+        schedule = form.extract(res.x)
+        ver = verify(inst, schedule)
+        if not ver.feasible:
+            raise SolveBugError(f"{formulation} solution fails verification: {ver.violations[0]}")
+        if abs(ver.metrics[metric] - res.objective) > TOL * max(1.0, abs(res.objective)):
+            raise SolveBugError(f"{formulation}: solver objective {res.objective} != verified {metric} "
+                                f"{ver.metrics[metric]}")
+        verified = True
+    elif cls.exact:
+        verified = False
+
+    bound = res.bound
+    if bound is not None and cls.integral_objective:
+        bound_for_ratio = -int(-bound // 1) if abs(bound - round(bound)) > TOL else round(bound)
+    else:
+        bound_for_ratio = bound
+    upper_candidates = [r.objective for r in runs] + ([objective] if verified else [])
+    ub = min(upper_candidates) if upper_candidates else None
+    proven = cls.exact and res.status == "optimal" and verified
+    if ub is not None and bound_for_ratio is not None and bound_for_ratio > ub + TOL * max(1.0, abs(ub)):
+        raise SolveBugError(f"lower bound {bound} exceeds a verified schedule's {metric} {ub}")
+    ratios = {}
+    for r in runs:
+        if proven:
+            lo = hi = r.objective / objective
+        else:
+            lo = r.objective / ub
+            hi = r.objective / bound_for_ratio if bound_for_ratio and bound_for_ratio > 0 else None
+        if lo < 1 - TOL:
+            raise SolveBugError(f"competitive ratio of {r.name} below 1 ({lo})")
+        ratios[r.name] = {"objective": r.objective, "lower": lo, "upper": hi}
+    return {
+        "instance": inst.name,
+        "formulation": formulation,
+        "exact": cls.exact,
+        "objective_metric": metric,
+        "solver": profile.name,
+        "backend": profile.backend,
+        "status": res.status,
+        "objective": objective,
+        "bound": bound,
+        "gap": res.gap,
+        "build_seconds": build_seconds,
+        "solve_seconds": res.solve_seconds,
+        "verified": verified,
+        "variables": model.n_vars,
+        "rows": model.n_rows,
+        "warm_start": best.name if warm is not None else None,
+        "best_known": ub,
+        "message": res.message,
+        "ratios": ratios,
+        "_schedule": schedule,
+    }
