@@ -12,6 +12,7 @@ import sys
 
 from . import __version__
 from .errors import InputError, PolicyError
+from .errors import PolicyDiverged
 from .solve import SolveBugError
 
 
@@ -46,13 +47,26 @@ def cmd_validate(args) -> int:
     return 2 if bad else 0
 
 
-def run_policy(inst, name: str, seed: int = 0, progress=None):
+def parse_params(items: list[str] | None) -> dict:
+    params = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError(f"--param: expected KEY=VALUE, got {item!r}")
+        try:
+            params[key] = float(value)
+        except ValueError:
+            raise InputError(f"--param {key}: must be a number, got {value!r}") from None
+    return params
+
+
+def run_policy(inst, name: str, seed: int = 0, progress=None, params: dict | None = None):
     """Simulate one policy and verify its schedule. Returns (SimResult, VerifyResult)."""
     from .policies import make_policy
     from .sim import simulate
     from .verify import verify
 
-    policy = make_policy(name, inst, seed=seed)
+    policy = make_policy(name, inst, seed=seed, **(params or {}))
     res = simulate(inst, policy, progress=progress)
     return res, verify(inst, res.schedule)
 
@@ -64,7 +78,8 @@ def cmd_simulate(args) -> int:
     inst = load_instance(args.instance)
     if args.out and os.path.exists(args.out) and not args.force:
         raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
-    res, ver = run_policy(inst, args.policy, args.seed, progress=None if args.json else _progress)
+    res, ver = run_policy(inst, args.policy, args.seed, progress=None if args.json else _progress,
+                          params=parse_params(args.param))
     if not args.json and sys.stderr.isatty():
         print(file=sys.stderr)
     report = {"policy": args.policy, "instance": inst.name, "verified": ver.feasible,
@@ -178,8 +193,18 @@ def cmd_export(args) -> int:
     suffix = "." + args.format
     if not args.out.endswith(suffix):
         raise InputError(f"--out: must end with {suffix} for --format {args.format}, got {args.out}")
+    if getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False):
+        raise InputError(f"--formulation: {args.formulation!r} is not a linear model; export takes one of "
+                         + ", ".join(n for n, c in FORMULATIONS.items()
+                                     if not getattr(c, "native_backend", None) and not getattr(c, "closed_form", False)))
     model = cls(inst).build()
-    to_highs(model).writeModel(args.out)
+    h = to_highs(model)
+    cols, rows = model.names()
+    for j, name in enumerate(cols):
+        h.passColName(j, name)
+    for r, name in enumerate(rows):
+        h.passRowName(r, name)
+    h.writeModel(args.out)
     print(f"{args.out}: {args.formulation} for {inst.name}, {model.n_vars} variables, {model.n_rows} rows "
           f"(objective constant {model.offset:g} included)")
     return 0
@@ -271,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("instance")
     s.add_argument("--policy", required=True, help="see `lpbench list policies`")
     s.add_argument("--seed", type=int, default=0, help="RNG seed of randomised policies (default 0)")
+    s.add_argument("--param", action="append", metavar="KEY=VALUE",
+                   help="policy parameter, e.g. alpha=0.3 (repeatable)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--out", help="write the schedule (and metrics) to this JSON file")
     s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing file")
@@ -336,6 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SolveBugError as e:
         print(f"lpbench: internal inconsistency (a bug, please report): {e}", file=sys.stderr)
+        return 1
+    except PolicyDiverged as e:
+        print(f"lpbench: {e}; the policy does not finish this instance", file=sys.stderr)
         return 1
     except PolicyError as e:
         print(f"lpbench: policy error (a bug, please report): {e}", file=sys.stderr)

@@ -18,3 +18,7 @@ class InputError(Exception):
 
 class PolicyError(RuntimeError):
     """A policy returned a batch the engine cannot execute (a bug in the policy)."""
+
+
+class PolicyDiverged(PolicyError):
+    """The policy does not finish this instance (e.g. repeated clearing with a small alpha)."""

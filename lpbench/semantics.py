@@ -16,9 +16,14 @@ State of a request (seed 003 §5 notation, notes §3.2)
   in a batch iff c == S - m (all pending tokens processed); then S += 1.
 * phase: a request is *decoding* iff m >= L (artifact ``delta = prev_m >= prev_B``), else it is in
   prefill (or refill after an eviction). A decode step has c = 1.
-* eviction (recompute, seed 003 §2.1): m = 0, L = S; generated tokens stay in the sequence, so the
-  refill processes all S tokens and then generates the next token. An evicted request does no work
-  in the batch that evicts it (c = 0, CSP eq. (1)-(2)).
+* eviction, batch model (recompute, seed 003 §2.1): m = 0, L = S; generated tokens stay in the
+  sequence, so the refill processes all S tokens and then generates the next token.
+* eviction, slot model (*restart*, seed 004 §5.2 "clear ... back to the waiting queue as
+  unprocessed"): all progress is lost, S = L = I and no token counts as generated; the request later
+  starts again from its prompt. Latency still counts from the original a_i. The last run of every
+  request is an uninterrupted run of o_i rounds, so dropping the earlier runs leaves a feasible
+  non-preemptive schedule with the same completions: such schedules are never better than the IP.
+* in both models an evicted request does no work in the batch that evicts it (c = 0, CSP (1)-(2)).
 * completion: when O_i tokens are generated; its KV is released after that batch.
 
 KV footprint (counted after each batch, CSP eq. (4) Σ m ≤ M; seed 004 eq. (3))
@@ -92,9 +97,13 @@ class RequestStates:
 
     # -- transitions ---------------------------------------------------------------------------
     def evict(self, idx: np.ndarray) -> None:
-        """Recompute eviction: drop the KV, keep the generated tokens (appended to the prompt)."""
+        """Drop the KV: recompute (batch model, generated tokens kept in the sequence) or restart
+        (slot model, progress lost)."""
         self.kv_total -= int(self.footprint(idx).sum())
         self.m[idx] = 0
+        if self.model == SLOT:
+            self.S[idx] = self.prompt[idx]
+            self.generated[idx] = 0
         self.L[idx] = self.S[idx]
         self.evictions[idx] += 1
 

@@ -4,7 +4,8 @@
 2. The best verified policy schedule is the incumbent: its objective tightens the model's horizon
    (where the formulation has a proven tightening) and it is passed as a MIP start / hint.
 3. Build and solve; an exact formulation's solution is turned into a schedule and verified; its
-   verified objective must equal the solver's objective.
+   verified objective must equal the solver's objective, and the verified value is what is reported.
+   For formulations whose objective is integral on every feasible point, the bound is rounded up.
 4. Certified competitive ratios. UB = best verified objective (solver or policy), LB = the solver's
    proven bound (or a relaxation's optimum). Proven optimum: ratio = policy / OPT. Otherwise the
    interval [policy / UB, policy / LB]. LB > UB or a ratio below 1 is a bug and raises.
@@ -14,10 +15,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import InputError
 from .formulations import FORMULATIONS
 from .instance import Instance
 from .policies import applicable, make_policy
+from .errors import PolicyDiverged
 from .sim import simulate
 from .solvers import BACKENDS, get_profile
 from .verify import verify
@@ -37,18 +41,24 @@ class PolicyRun:
     schedule: object
 
 
-def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None) -> list[PolicyRun]:
+def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None,
+                 skipped: dict | None = None) -> list[PolicyRun]:
+    """Simulate and verify each policy; those that cannot serve the instance or do not finish are
+    recorded in ``skipped`` (name -> reason) when running all applicable policies."""
     runs = []
     for name in (applicable(inst) if names is None else names):
         if log:
             log(f"simulating policy {name}")
         try:
             res = simulate(inst, make_policy(name, inst, seed=seed))
-        except InputError as e:  # the policy cannot serve this instance (e.g. vllm without chunking)
+        except (InputError, PolicyDiverged) as e:  # cannot serve this instance / does not finish
             if names is not None:
                 raise
+            reason = e.problems[0] if isinstance(e, InputError) else str(e)
+            if skipped is not None:
+                skipped[name] = reason
             if log:
-                log(f"  skipped: {e.problems[0]}")
+                log(f"  skipped: {reason}")
             continue
         ver = verify(inst, res.schedule)
         if not ver.feasible:
@@ -70,7 +80,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         raise InputError(f"--solver: formulation {formulation!r} is a {cls.native_backend} model; choose a "
                          f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
     metric = cls.objective_metric
-    runs = run_policies(inst, policies, metric, seed, log)
+    skipped: dict = {}
+    runs = run_policies(inst, policies, metric, seed, log, skipped)
     best = min(runs, key=lambda r: r.objective) if runs else None
 
     if log:
@@ -107,14 +118,14 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
             raise SolveBugError(f"{formulation}: solver objective {res.objective} != verified {metric} "
                                 f"{ver.metrics[metric]}")
         verified = True
+        objective = float(ver.metrics[metric])  # report the verifier's number, not the solver's float
     elif cls.exact:
         verified = False
 
     bound = res.bound
     if bound is not None and cls.integral_objective:
-        bound_for_ratio = -int(-bound // 1) if abs(bound - round(bound)) > TOL else round(bound)
-    else:
-        bound_for_ratio = bound
+        bound = float(np.ceil(bound - 1e-6))  # every feasible objective is an integer
+    bound_for_ratio = bound
     upper_candidates = [r.objective for r in runs] + ([objective] if verified else [])
     ub = min(upper_candidates) if upper_candidates else None
     proven = cls.exact and res.status == "optimal" and verified
@@ -140,7 +151,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "status": res.status,
         "objective": objective,
         "bound": bound,
-        "gap": res.gap,
+        "gap": (abs(objective - bound) / max(abs(objective), 1e-12)
+                if objective is not None and bound is not None else None),
         "build_seconds": build_seconds,
         "solve_seconds": res.solve_seconds,
         "verified": verified,
@@ -150,5 +162,6 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "best_known": ub,
         "message": res.message,
         "ratios": ratios,
+        "skipped_policies": skipped,
         "_schedule": schedule,
     }

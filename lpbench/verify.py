@@ -15,9 +15,9 @@ Rules (the name in brackets is printed with each violation):
   seed 003's CANALLOCATE P-condition; every schedule meeting the paper's rule meets it);
   [max_batch_requests] number of processed requests <= the cap.
 * [memory] KV footprint after the batch <= memory (seed 003 eq. (4); seed 004 eq. (3)).
-* slot model (seed 004): [slot_time] integer starts; [non_preemption] no evictions, every started
-  request is in every batch, with all its pending tokens (no chunking), and batches run back to back
-  while any request is running.
+* slot model (seed 004): [slot_time] integer starts; [non_preemption] every started request is in
+  every batch until it completes or is evicted (a restart, see :mod:`lpbench.semantics`), with all its
+  pending tokens (no chunking), and batches run back to back while any request is running.
 * [incomplete] at the end every request has generated exactly its output tokens.
 """
 from __future__ import annotations
@@ -82,19 +82,25 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
             fail("non_preemption", f"{running} started request(s) are paused from {end:g} to {start:g}")
         if len(r) == 0:
             fail("empty", "processes no token")
-        both = np.concatenate([r, e])
-        uniq, counts = np.unique(both, return_counts=True)
-        for i in uniq[counts > 1][:5]:
-            fail("duplicate", f"request {inst.ids[i]}: appears more than once")
+        for group in (r, e):
+            uniq, counts = np.unique(group, return_counts=True)
+            for i in uniq[counts > 1][:5]:
+                fail("duplicate", f"request {inst.ids[i]}: appears more than once")
         if len(e):
-            if slot:
-                fail("non_preemption", f"request {inst.ids[e[0]]}: evicted, but the slot model is non-preemptive")
-            done_e = e[st.done[e]]
-            for i in done_e[:5]:
+            if not slot:
+                for i in np.intersect1d(r, e)[:5]:
+                    fail("duplicate", f"request {inst.ids[i]}: evicted and processed in the same batch (an "
+                         "evicted request does no work in the evicting batch)")
+            for i in e[st.done[e]][:5]:
                 fail("completed", f"request {inst.ids[i]}: evicted after it completed")
-            no_kv = e[(st.m[e] == 0) & ~st.done[e]]
-            for i in no_kv[:5]:
+            for i in e[(st.m[e] == 0) & ~st.done[e]][:5]:
                 fail("evict", f"request {inst.ids[i]}: evicted but holds no KV")
+        if bad:
+            return VerifyResult(False, bad)
+        if len(e):  # evictions take effect before the batch runs
+            if slot:
+                running -= len(e)  # a restart ends the run (slot model: only running requests hold KV)
+            st.evict(e)
         if len(r):
             late = r[inst.arrival[r] > start + EPS]
             for i in late[:5]:
@@ -129,8 +135,6 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
         if bad:
             return VerifyResult(False, bad)
 
-        if len(e):
-            st.evict(e)
         dur = float(cost.batch_time(c, st.m[r], decode))
         busy += dur
         end = start + dur

@@ -32,13 +32,17 @@ class LinearModel:
     row_lower: list = field(default_factory=list)
     row_upper: list = field(default_factory=list)
     n_rows: int = 0
+    var_names: list = field(default_factory=list)  # per block: list of names, or None
+    row_names: list = field(default_factory=list)
 
     @property
     def n_vars(self) -> int:
         return sum(len(c) for c in self.cost)
 
-    def add_vars(self, name: str, size: int, lower=0.0, upper=INF, integer=False, cost=0.0) -> np.ndarray:
+    def add_vars(self, name: str, size: int, lower=0.0, upper=INF, integer=False, cost=0.0,
+                 names: list[str] | None = None) -> np.ndarray:
         first = self.n_vars
+        self.var_names.append(names)
         self.cost.append(np.broadcast_to(np.asarray(cost, dtype=np.float64), (size,)).copy())
         self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (size,)).copy())
         self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (size,)).copy())
@@ -46,9 +50,11 @@ class LinearModel:
         self.var_blocks[name] = (first, size)
         return np.arange(first, first + size)
 
-    def add_rows(self, name: str, n: int, rows, cols, vals, lower=-INF, upper=INF) -> None:
+    def add_rows(self, name: str, n: int, rows, cols, vals, lower=-INF, upper=INF,
+                 names: list[str] | None = None) -> None:
         """Constraint block ``name``: rows 0..n-1 (local), entries (rows, cols, vals), lower <= A x <= upper."""
         first = self.n_rows
+        self.row_names.append(names)
         self._coo.append((np.asarray(rows, dtype=np.int64) + first, np.asarray(cols, dtype=np.int64),
                           np.asarray(vals, dtype=np.float64)))
         self.row_lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,)).copy())
@@ -62,6 +68,16 @@ class LinearModel:
         cat = lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)  # noqa: E731
         return (cat(self.cost, np.float64), cat(self.lower, np.float64), cat(self.upper, np.float64),
                 cat(self.integer, bool), cat(self.row_lower, np.float64), cat(self.row_upper, np.float64))
+
+    def names(self):
+        """(variable names, row names) for export; generic names where a block has none."""
+        def flat(blocks, parts, prefix):
+            out = []
+            for (bname, (first, size)), names in zip(blocks.items(), parts):
+                out.extend(names if names is not None else [f"{prefix}{first + k}" for k in range(size)])
+            return out
+
+        return flat(self.var_blocks, self.var_names, "v"), flat(self.row_blocks, self.row_names, "r")
 
     def coo(self):
         if not self._coo:

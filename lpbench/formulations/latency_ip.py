@@ -77,11 +77,13 @@ class LatencyIP(Formulation):
         k_all = np.concatenate([np.arange(a[i], self.last[i] + 1) for i in range(inst.n)])
         self.var_start = np.zeros(inst.n + 1, dtype=np.int64)
         np.cumsum(size, out=self.var_start[1:])
-        x = lp.add_vars("x", int(size.sum()), lower=0, upper=1, integer=not self.relax, cost=k_all)
+        req_of_var = np.repeat(np.arange(inst.n), size)
+        x = lp.add_vars("x", int(size.sum()), lower=0, upper=1, integer=not self.relax, cost=k_all,
+                        names=[f"x_{i}_{k}" for i, k in zip(req_of_var.tolist(), k_all.tolist())])
 
         # (2) each request starts exactly once
-        req_of_var = np.repeat(np.arange(inst.n), size)
-        lp.add_rows("(2) start once", inst.n, req_of_var, x, np.ones(len(x)), lower=1, upper=1)
+        lp.add_rows("(2) start once", inst.n, req_of_var, x, np.ones(len(x)), lower=1, upper=1,
+                    names=[f"start_once_{i}" for i in range(inst.n)])
 
         # (3) memory at every time t: x_{i,k} contributes s_i + d at t = k + d, d = 1..o_i
         t0 = int(a.min()) + 1
@@ -94,8 +96,7 @@ class LatencyIP(Formulation):
             cols.append(np.repeat(x[self.var_start[i]:self.var_start[i + 1]], o[i]))
             vals.append(np.tile(s[i] + d, len(ks)))
         lp.add_rows("(3) memory at every time t", t1 - t0 + 1, np.concatenate(rows), np.concatenate(cols),
-                    np.concatenate(vals), upper=M)
-        self.t0 = t0
+                    np.concatenate(vals), upper=M, names=[f"memory_{t}" for t in range(t0, t1 + 1)])
         return lp
 
     # -- schedules <-> solutions ---------------------------------------------------------------------

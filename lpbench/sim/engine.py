@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import PolicyError
+from ..errors import PolicyDiverged, PolicyError
 from ..instance import Instance
 from ..schedule import Schedule, ScheduleBuilder
 from ..semantics import RequestStates
@@ -75,7 +75,8 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
             completed += len(finished)
         policy.on_batch_end(req, tokens, gen, finished)
         if len(out.starts) > guard:
-            raise PolicyError(f"policy {policy.name!r} exceeded {guard} batches (livelock?)")
+            raise PolicyDiverged(f"policy {policy.name!r} ran {guard} batches, 10x the tokens of the instance, "
+                                 "without finishing (livelock)")
         if progress is not None and len(out.starts) % 1000 == 0:
             progress(completed, n, t)
     return SimResult(policy.name, out.build(), time.perf_counter() - t0)

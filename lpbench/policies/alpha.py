@@ -1,0 +1,114 @@
+"""α-protection greedy and α-protection β-clearing (seed 004 §5.2, benchmarks modelled on vLLM;
+notes seed-004 §3.4-3.6). Slot model; they do not use o_i.
+
+Each round all running requests continue. Waiting requests are admitted FCFS while the memory after
+the round stays <= (1 − α)M, counting a new request as s_i + 1 (the paper's "initial memory") and a
+running one as its footprint after the round; the first that does not fit ends admission.
+
+The paper leaves the overflow mechanics open; lpbench decides (documented, tested):
+
+* **When.** Memory after a round is known before it runs (running requests grow by exactly one
+  token), so an overflow -- footprint after the round > M -- is detected when the round is formed,
+  and cleared then. The clearing costs no extra time (optimistic for these baselines); the lost
+  progress is the whole cost.
+* **What.** α-protection clears every running request; β-clearing clears each running request
+  independently with probability β, repeating the draw until the round fits (each repeat is free;
+  the RNG is ``numpy.random.default_rng(seed)``, ``--seed``).
+* **Clearing is a restart** (the slot model's eviction, :mod:`lpbench.semantics`): progress lost.
+* **Re-queue position.** A cleared request returns to the waiting queue at its original FCFS
+  position (by arrival, then file order) and can be re-admitted in the same round, as a fresh start
+  (footprint s_i + 1). Latency counts from the original a_i.
+* **Termination.** A policy that clears the same request more than ``max_clears`` times (small α can
+  loop forever, as the paper notes) stops with PolicyDiverged, reported as such.
+"""
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from ..errors import InputError, PolicyDiverged
+from ..semantics import SLOT
+from ..sim import Batch
+from .base import POLICIES, Policy
+
+
+class AlphaProtection(Policy):
+    name = "alpha-protection"
+    models = (SLOT,)
+    summary = "seed 004 §5.2: FCFS under (1-alpha)M, clear all running on overflow (alpha=0.25)"
+    default_alpha = 0.25
+    beta = 1.0  # fraction cleared on overflow (1: all)
+    max_clears = 1000
+
+    def __init__(self, alpha: float | None = None, beta: float | None = None, **kw):
+        super().__init__(**kw)
+        self.alpha = self.default_alpha if alpha is None else float(alpha)
+        if beta is not None:
+            self.beta = float(beta)
+        if not 0 <= self.alpha < 1:
+            raise InputError(f"policy {self.name!r}: alpha must be in [0, 1), got {self.alpha}")
+        if not 0 < self.beta <= 1:
+            raise InputError(f"policy {self.name!r}: beta must be in (0, 1], got {self.beta}")
+
+    def reset(self, inst, st) -> None:
+        super().reset(inst, st)
+        self.rng = np.random.default_rng(self.seed)
+        self.queue: list[int] = []     # waiting, FCFS by index (= arrival, then file order)
+        self.running: list[int] = []
+        self.clears = np.zeros(inst.n, dtype=np.int64)
+
+    def on_arrivals(self, idx) -> None:
+        for i in idx.tolist():
+            bisect.insort(self.queue, i)
+
+    def next_batch(self, t):
+        inst, st = self.inst, self.st
+        run = np.array(self.running, dtype=np.int64)
+        after = int((st.S[run] + 1).sum())  # running footprint after this round: s_j + generated + 1
+        evicted: list[int] = []
+        while run.size and after > self.inst.memory:  # overflow: clear
+            if self.beta >= 1:
+                hit = np.ones(run.size, dtype=bool)
+            else:
+                hit = self.rng.random(run.size) < self.beta
+            cleared = run[hit]
+            evicted.extend(cleared.tolist())
+            self.clears[cleared] += 1
+            if self.clears.max() > self.max_clears:
+                raise PolicyDiverged(f"policy {self.name!r} (alpha={self.alpha}, beta={self.beta}) cleared request "
+                                     f"{inst.ids[int(self.clears.argmax())]} more than {self.max_clears} times")
+            run = run[~hit]
+            after = int((st.S[run] + 1).sum())
+        for i in evicted:
+            bisect.insort(self.queue, i)
+        limit = (1 - self.alpha) * inst.memory
+        admitted = []
+        for i in self.queue:
+            need = int(inst.prompt[i]) + 1
+            if after + need > limit:
+                break
+            admitted.append(i)
+            after += need
+        del self.queue[:len(admitted)]
+        self.running = run.tolist() + admitted
+        req = np.array(self.running, dtype=np.int64)
+        c = np.ones(len(req), dtype=np.int64)
+        c[len(run):] = inst.prompt[req[len(run):]]
+        return Batch(req, c, np.array(evicted, dtype=np.int64) if evicted else None)
+
+    def on_batch_end(self, req, tokens, gen, finished) -> None:
+        if len(finished):
+            gone = set(finished.tolist())
+            self.running = [i for i in self.running if i not in gone]
+
+
+@POLICIES.register("alpha-beta-clearing")
+class AlphaBetaClearing(AlphaProtection):
+    name = "alpha-beta-clearing"
+    summary = "seed 004 §5.2: alpha-protection, each running request cleared w.p. beta (0.2, 0.1)"
+    default_alpha = 0.2
+    beta = 0.1
+
+
+POLICIES.register("alpha-protection")(AlphaProtection)

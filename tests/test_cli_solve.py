@@ -1,0 +1,113 @@
+"""`lpbench solve / export / generate` paths and the --json contract."""
+import json
+
+import pytest
+
+from lpbench.cli import main
+
+from conftest import ROOT
+
+TINY = str(ROOT / "instances/tiny-slot.json")
+BATCH = str(ROOT / "instances/infermax-7b-mix40.json")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("solver, formulation", [("highs", "latency-ip"), ("cpsat", "latency-ip"),
+                                                 ("cpsat", "latency-cp")])
+def test_solve_json_contract(capsys, solver, formulation):
+    code, out, _ = run(capsys, "solve", TINY, "--solver", solver, "--formulation", formulation, "--json", "-q")
+    rep = json.loads(out)
+    assert code == 0
+    for key in ("formulation", "solver", "status", "objective", "bound", "gap", "build_seconds", "solve_seconds",
+                "verified", "ratios"):
+        assert key in rep
+    assert rep["status"] == "optimal" and rep["verified"] is True and rep["objective"] == 19 and rep["gap"] == 0
+    assert rep["ratios"]["mc-sf"] == {"objective": 20.0, "lower": 20 / 19, "upper": 20 / 19}
+
+
+def test_solve_relaxation_reports_interval(capsys):
+    code, out, _ = run(capsys, "solve", TINY, "--formulation", "latency-lp", "--json", "-q")
+    rep = json.loads(out)
+    assert code == 0 and rep["exact"] is False and rep["verified"] is None
+    r = rep["ratios"]["mc-sf"]
+    assert r["lower"] == 1.0 and r["upper"] == pytest.approx(20 / rep["bound"])
+
+
+def test_solve_out_never_overwrites(capsys, tmp_path):
+    out = str(tmp_path / "r.json")
+    assert run(capsys, "solve", TINY, "--out", out, "-q")[0] == 0
+    data = json.loads(open(out).read())
+    assert data["status"] == "optimal" and data["batches"]
+    code, _, err = run(capsys, "solve", TINY, "--out", out, "-q")
+    assert code == 2 and "already exists" in err
+    # the written schedule verifies on its own, with the same objective
+    code, vout, _ = run(capsys, "verify", TINY, out, "--json")
+    assert code == 0 and json.loads(vout)["metrics"]["total_latency"] == data["objective"] == 19
+
+
+def test_solve_errors(capsys):
+    code, _, err = run(capsys, "solve", BATCH, "-q")
+    assert code == 2 and "'latency-ip' is defined for model 'slot'" in err
+    code, _, err = run(capsys, "solve", TINY, "--solver", "nope", "-q")
+    assert code == 2 and "unknown solver profile 'nope'" in err
+    code, _, err = run(capsys, "solve", TINY, "--formulation", "latency-lp", "--solver", "cpsat", "-q")
+    assert code == 2 and "CP-SAT solves integer models only" in err
+    code, _, err = run(capsys, "solve", TINY, "--formulation", "latency-cp", "--solver", "highs", "-q")
+    assert code == 2 and "is a cpsat model" in err
+    code, _, err = run(capsys, "solve", TINY, "--time-limit", "-3", "-q")
+    assert code == 2 and "--time-limit: must be a positive number" in err
+    code, _, err = run(capsys, "solve", TINY, "--formulation", "nope", "-q")
+    assert code == 2 and "unknown formulation 'nope'" in err
+
+
+@pytest.mark.parametrize("fmt", ["lp", "mps"])
+def test_export(capsys, tmp_path, fmt):
+    out = str(tmp_path / f"m.{fmt}")
+    code, text, _ = run(capsys, "export", TINY, "--format", fmt, "--out", out)
+    assert code == 0 and "variables" in text
+    body = open(out).read().lower()
+    assert ("min" in body and "memory_1" in body) if fmt == "lp" else ("columns" in body and "rhs" in body)
+    assert "x_0_0" in body and "start_once_0" in body
+    assert run(capsys, "export", TINY, "--format", fmt, "--out", out)[0] == 2
+    assert run(capsys, "export", TINY, "--format", "lp", "--out", str(tmp_path / "m.txt"))[0] == 2
+
+
+def test_generate_is_deterministic_and_valid(capsys, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert run(capsys, "generate", "jaillet-model2", "--seed", "3", "--count", "2", "--out", str(a))[0] == 0
+    assert run(capsys, "generate", "jaillet-model2", "--seed", "3", "--count", "2", "--out", str(b))[0] == 0
+    for name in ("jaillet-model2-s3-000.json", "jaillet-model2-s3-001.json"):
+        assert (a / name).read_text() == (b / name).read_text()
+        assert run(capsys, "validate", str(a / name))[0] == 0
+    inst = json.loads((a / "jaillet-model2-s3-000.json").read_text())
+    M = inst["memory"]
+    assert 30 <= M <= 50
+    for s, o, t in zip(inst["requests"]["prompt"], inst["requests"]["output"], inst["requests"]["arrival"]):
+        assert 1 <= s <= 5 and 1 <= o <= M - s and 1 <= t <= 60
+    code, _, err = run(capsys, "generate", "jaillet-model2", "--seed", "3", "--count", "2", "--out", str(a))
+    assert code == 2 and "already exists" in err
+
+
+def test_generate_poisson_from_a_length_table(capsys, tmp_path):
+    table = tmp_path / "t.json"
+    table.write_text(json.dumps({"prompt": [10, 200, 50], "output": [5, 100, 20]}))
+    code, out, _ = run(capsys, "generate", "poisson", "--rate", "5", "--requests", "50", "--memory", "4000",
+                       "--lengths", str(table), "--out", str(tmp_path / "g"))
+    assert code == 0
+    path = out.strip()
+    assert run(capsys, "simulate", path, "--policy", "sarathi", "--json")[0] == 0
+    code, _, err = run(capsys, "generate", "poisson", "--rate", "5", "--requests", "5", "--memory", "4000",
+                       "--out", str(tmp_path / "h"))
+    assert code == 2 and "--lengths: required" in err
+
+
+def test_list_formulations_and_solvers(capsys):
+    code, out, _ = run(capsys, "list", "formulations")
+    assert code == 0 and "latency-ip" in out and "volume-bound" in out
+    code, out, _ = run(capsys, "list", "solvers")
+    assert code == 0 and "highs" in out and "cpsat" in out
