@@ -173,6 +173,8 @@ def cmd_solve(args) -> int:
             for name, r in rep["ratios"].items():
                 rng = _fmt(r["lower"]) if proven else f"[{_fmt(r['lower'])}, {_fmt(r['upper'])}]"
                 print(f"    {name:<22} {_fmt(r['objective']):>12}   {rng}")
+        for name, why in rep["skipped_policies"].items():
+            print(f"    {name:<22} skipped: {why}")
         if args.out:
             print(f"  written to {args.out}")
     return 0 if rep["status"] in ("optimal", "feasible", "time_limit", "licence_limit") else 1

@@ -1,0 +1,342 @@
+"""The unified scheduler SCHEDULER(M, C, P) of seed 003 (Algorithm 1) and every variant the paper
+evaluates (notes seed-003 §2, §4): vLLM, vLLM_hy, SARATHI, SARATHI_{P=C}, SARATHI_nocp, SARATHI_nohy
+(Table 1), their eviction-free (EF) variants, Rank_I / Rank_O / Rank_org (§4.6), and the §6
+scheduler (sorting + histogram). Batch model.
+
+GETNEXTBATCH (lines 8-18)::
+
+    for G in GROUPREQUESTS(R_w ∪ R_r):                 ①  groups in priority order
+        for cand in G:
+            CHECKHYBRIDBATCHING                         ②  no hybrid: skip cand of the other phase
+            while not CANALLOCATE(cand, B, M, C, P):    ③  C, P and M conditions
+                EVICTLOWERPRIORITYREQUEST               ④  recompute eviction; none left: self-evict
+            else: B ← B ∪ {cand}
+
+Conventions and decisions (paper first; where the public artifact differs it is noted):
+
+* Memory is accounted by reservation (m_reserve): a waiting (new or refill) request reserves its whole
+  current prompt S; a decode reserves one more slot; EF variants reserve I + O − 1 at admission and
+  nothing later (Table 1 caption, §4.4). Reservations bound the physical KV, so every schedule verifies.
+* C (instance ``token_budget``) bounds Σ c; P bounds prefill chunks Sarathi-style: a prefill cand gets
+  at most P − Σ_{B} c (Alg. 1 ③, as the artifact). Decodes are not limited by P. Chunked prefill:
+  c = min(pending, P − tok); without it the whole pending prompt must fit.
+* Eviction (④) happens only when M is short, only for running candidates in vLLM/Sarathi groups
+  ("skip" for R_w, §2.3-2.4), and for any candidate in the Rank schedulers (a higher-ranked waiting
+  request may evict). The victim is the lowest-priority running request not yet in the batch:
+  latest arrival (vLLM/Sarathi FCFS), smallest m (§6 "evict short requests"), lowest rank (Rank;
+  the artifact evicts the last-admitted instead -- the paper says lower priority). Only a request of
+  lower priority than cand is evicted; if none remains, cand self-evicts (running) or is skipped
+  (waiting).
+  Evicted requests go to the front of R_w (recompute: generated tokens are appended to the prompt).
+* Allocation failing for C, P or the batch-size cap never evicts; the head-of-line rule of the
+  artifact stops a waiting group at the first request that does not fit (vLLM, Sarathi, §6); the
+  Rank schedulers skip it and probe the next (artifact ``continue``).
+* P defaults: C (vLLM, vLLM_hy, SARATHI_{P=C}, SARATHI_nocp, SARATHI_nohy and §6: Table 1's 4096 is
+  Llama-2-7B's C), 512 (SARATHI, Rank); C is the instance's ``token_budget``, 4096 when it has none;
+  all are capped by C and ``prefill_budget``.
+* §6 histogram gate: admission needs free memory for max(S, ⌈mean I+O of finished requests with the
+  same ⌊log2 I⌋⌉) but reserves only S (the artifact: "an ADMISSION GATE, not a real reservation").
+"""
+from __future__ import annotations
+
+import bisect
+import math
+from collections import deque
+
+import numpy as np
+
+from ..errors import InputError
+from ..sim import Batch
+from .base import POLICIES, Policy
+
+INF = math.inf
+
+
+class UnifiedScheduler(Policy):
+    """Algorithm 1 with the knobs of Table 1. Subclasses set the class attributes."""
+
+    priority = "prefill"   # "prefill" (vLLM), "decode" (Sarathi, §6), "rank"
+    hybrid = True
+    chunked = True
+    default_P: float = 0  # 0: P = C
+    eviction_free = False
+    rank_key: str | None = None   # "I", "O", "id" for the Rank schedulers
+    sort_decodes_by_m = False     # §6: running decodes longest first, evict the shortest
+    histogram_gate = False        # §6
+
+    def __init__(self, P: float | None = None, **kw):
+        super().__init__(**kw)
+        self.P_param = self.default_P if P is None else float(P)
+
+    def reset(self, inst, st) -> None:
+        super().reset(inst, st)
+        lim = inst.limits
+        self.M = inst.memory
+        self.C = lim.token_budget if lim.token_budget is not None else INF
+        # P = C: the instance's token budget (Table 1's 4096 is Llama-2-7B's C), 4096 without one
+        P = self.P_param if self.P_param > 0 else (self.C if self.C < INF else 4096)
+        self.P = min(P, self.C, lim.prefill_budget if lim.prefill_budget is not None else INF)
+        self.cap = lim.max_batch_requests if lim.max_batch_requests is not None else INF
+        worst = inst.prompt + inst.output - 1  # a refill recomputes prompt and generated tokens
+        if not self.chunked and self.P < INF and worst.max() > self.P:
+            i = int(worst.argmax())
+            raise InputError(f"policy {self.name!r} has no chunked prefill: request {inst.ids[i]} may need a prefill "
+                             f"of {int(worst[i])} tokens (prompt + output - 1), above its budget P = {self.P:g}; "
+                             "raise limits.token_budget or use a chunked policy")
+        self.waiting: deque[int] = deque()
+        self.wait_ranked: list[tuple[int, int]] = []  # Rank schedulers: R_w sorted by (rank, index)
+        self.running: list[int] = []   # holding KV, in arrival order
+        self.reserved = np.zeros(inst.n, dtype=np.int64)
+        self.reserved_total = 0
+        self.hist_count = np.zeros(64, dtype=np.int64)
+        self.hist_sum = np.zeros(64, dtype=np.int64)
+        if self.rank_key is not None:
+            key = {"I": inst.prompt, "O": inst.output, "id": np.zeros(inst.n, dtype=np.int64)}[self.rank_key]
+            self.rank = np.lexsort((np.arange(inst.n), key)).argsort()  # rank position of each request
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+    def on_arrivals(self, idx) -> None:
+        if self.priority == "rank":
+            for i in idx.tolist():
+                bisect.insort(self.wait_ranked, (int(self.rank[i]), i))
+        else:
+            self.waiting.extend(idx.tolist())
+
+    def to_waiting(self, i: int) -> None:
+        """An evicted request re-enters R_w: at the front (FCFS groups) or at its rank."""
+        if self.priority == "rank":
+            bisect.insort(self.wait_ranked, (int(self.rank[i]), i))
+        else:
+            self.waiting.appendleft(i)
+
+    def from_waiting(self, i: int) -> None:
+        if self.priority == "rank":
+            k = bisect.bisect_left(self.wait_ranked, (int(self.rank[i]), i))
+            del self.wait_ranked[k]
+        elif self.waiting[0] == i:
+            self.waiting.popleft()
+        else:
+            self.waiting.remove(i)
+
+    def free(self) -> int:
+        return self.M - self.reserved_total
+
+    def on_batch_end(self, req, tokens, gen, finished) -> None:
+        if len(finished):
+            self.reserved_total -= int(self.reserved[finished].sum())
+            self.reserved[finished] = 0
+            gone = set(finished.tolist())
+            self.running = [i for i in self.running if i not in gone]
+            if self.histogram_gate:
+                k = np.floor(np.log2(self.inst.prompt[finished])).astype(int)
+                np.add.at(self.hist_count, k, 1)
+                np.add.at(self.hist_sum, k, self.inst.prompt[finished] + self.inst.output[finished])
+
+    def evict(self, i: int) -> None:
+        self.reserved_total -= int(self.reserved[i])
+        self.reserved[i] = 0
+        self.running.remove(i)
+        self.to_waiting(i)
+        self._evicted.append(i)
+
+    # -- ③ CANALLOCATE pieces ------------------------------------------------------------------------
+    def holds(self, i: int) -> bool:
+        return self.reserved[i] > 0
+
+    def decoding(self, i: int) -> bool:
+        return bool(self.st.m[i] >= self.st.L[i])
+
+    def tokens_for(self, i: int) -> int:
+        """c for cand under the C and P conditions (0: cannot be allocated)."""
+        room_c = self.C - self.tok
+        if self.decoding(i):
+            return 1 if room_c >= 1 else 0
+        pending = int(self.st.S[i] - self.st.m[i])
+        room = min(room_c, self.P - self.tok)
+        if self.chunked:
+            return int(max(0, min(pending, room)))
+        return pending if pending <= room else 0
+
+    def reserve_needed(self, i: int) -> int:
+        """Extra KV slots cand must reserve now (M condition)."""
+        st = self.st
+        if not self.holds(i):  # new request or refill
+            if self.eviction_free:
+                return int(self.inst.prompt[i] + self.inst.output[i] - 1)
+            return int(st.S[i])
+        if self.eviction_free:
+            return 0
+        return int(max(0, st.m[i] + 1 - self.reserved[i])) if self.decoding(i) else 0
+
+    def gate(self, i: int) -> int:
+        """Free memory an admission must see (the §6 histogram gate), >= the reservation."""
+        need = self.reserve_needed(i)
+        if self.histogram_gate and not self.holds(i):
+            k = int(np.floor(np.log2(self.inst.prompt[i])))
+            if self.hist_count[k]:
+                need = max(need, int(math.ceil(self.hist_sum[k] / self.hist_count[k])))
+        return need
+
+    # -- ④ victims -------------------------------------------------------------------------------------
+    def lower_priority_first(self) -> list[int]:
+        """Running requests, lowest priority first (④'s order for this batch)."""
+        if self.priority == "rank":
+            return sorted(self.running, key=lambda v: -self.rank[v])
+        if self.sort_decodes_by_m:
+            return sorted(self.running, key=lambda v: (self.st.m[v], -v))  # shortest first
+        return self.running[::-1]  # FCFS: the latest arrival has the lowest priority
+
+    def outranks(self, cand: int, v: int) -> bool:
+        if self.priority == "rank":
+            return self.rank[cand] < self.rank[v]
+        if self.sort_decodes_by_m:
+            return (self.st.m[v], -v) < (self.st.m[cand], -cand)
+        return cand < v
+
+    def victim(self, cand: int) -> int | None:
+        """The lowest-priority running request not in the batch, if it ranks below cand; else None."""
+        if self._order is None:
+            self._order, self._pos = self.lower_priority_first(), 0
+        while self._pos < len(self._order):
+            v = self._order[self._pos]
+            if v in self.in_batch or not self.holds(v):
+                self._pos += 1  # in the batch or already evicted: never a victim again this batch
+                continue
+            return v if v != cand and self.outranks(cand, v) else None
+        return None
+
+    # -- ① GROUPREQUESTS ------------------------------------------------------------------------------
+    def groups(self):
+        """(members, may_evict, stop_at_first_failure) in priority order."""
+        run = self.running
+        if self.priority == "rank":
+            return [(self.ranked_candidates(), True, False)]
+        dec = [i for i in run if self.decoding(i)]
+        pre = [i for i in run if not self.decoding(i)]
+        if self.sort_decodes_by_m:
+            dec.sort(key=lambda i: (-self.st.m[i], i))
+        if self.priority == "prefill":
+            return [(list(self.waiting), False, True), (pre + dec, True, False)]
+        return [(dec, True, False), (pre, False, False), (list(self.waiting), False, True)]
+
+    def ranked_candidates(self):
+        """R_w ∪ R_r by rank, merged lazily; waiting requests (all in prefill) stop being offered
+        once the prefill budget P is used up, so a long queue is not rescanned every batch."""
+        run = sorted(self.running, key=lambda i: self.rank[i])
+        wait = [i for _, i in self.wait_ranked] if self.P - self.tok > 0 else []
+        a = b = 0
+        while a < len(run) or b < len(wait):
+            if b < len(wait) and self.P - self.tok <= 0:
+                wait = wait[:b]
+            if b < len(wait) and (a == len(run) or self.rank[wait[b]] < self.rank[run[a]]):
+                b += 1
+                yield wait[b - 1]
+            elif a < len(run):
+                a += 1
+                yield run[a - 1]
+
+    def next_batch(self, t):
+        self.tok = 0
+        self.in_batch: set[int] = set()
+        self._evicted: list[int] = []
+        self._order = None  # lower_priority_first(), computed on the first eviction of the batch
+        req, toks = [], []
+        phases: set[bool] = set()
+        for members, may_evict, stop in self.groups():
+            if self.fast_decodes(members, may_evict, phases, req, toks):
+                continue
+            for cand in members:
+                if self.C - self.tok < 1 or len(req) >= self.cap:  # nothing more can be allocated
+                    break
+                if cand in self.in_batch or cand in self._evicted:
+                    continue
+                dec = self.decoding(cand)
+                if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
+                    continue
+                c = self.tokens_for(cand)
+                if c <= 0 or len(req) >= self.cap:                 # ③ C / P / cap: no eviction
+                    if stop:
+                        break
+                    continue
+                need, gate = self.reserve_needed(cand), self.gate(cand)
+                admitted = True
+                while gate > self.free():                           # ③ M
+                    v = self.victim(cand) if (may_evict or self.priority == "rank") else None
+                    if v is None:                                   # ④ self-evict / skip
+                        if self.holds(cand):
+                            self.evict(cand)
+                        admitted = False
+                        break
+                    self.evict(v)                                   # ④ evict lower priority
+                if not admitted:
+                    if stop:
+                        break
+                    continue
+                if not self.holds(cand):
+                    self.from_waiting(cand)
+                    bisect.insort(self.running, cand)
+                self.reserved[cand] += need
+                self.reserved_total += need
+                req.append(cand)
+                toks.append(c)
+                self.tok += c
+                self.in_batch.add(cand)
+                phases.add(dec)
+        ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
+        return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
+
+    def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
+        """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""
+        if self.priority == "rank" or not members or len(members) < 8:
+            return False
+        m = np.array(members, dtype=np.int64)
+        st = self.st
+        if not np.all(st.m[m] >= st.L[m]):
+            return False
+        if not self.hybrid and phases and True not in phases:
+            return True  # every member would be skipped by ②
+        k = int(min(len(m), self.C - self.tok, self.cap - len(req)))
+        if k < len(m) and not may_evict:
+            return False
+        chosen = m[:k]
+        need = 0 if self.eviction_free else np.maximum(0, st.m[chosen] + 1 - self.reserved[chosen])
+        total = int(np.sum(need))
+        if total > self.free():
+            return False
+        self.reserved[chosen] += need
+        self.reserved_total += total
+        req.extend(chosen.tolist())
+        toks.extend([1] * k)
+        self.tok += k
+        self.in_batch.update(chosen.tolist())
+        if k:
+            phases.add(True)
+        return True
+
+
+def _register(name, summary, **attrs):
+    cls = type(name.replace("-", "_"), (UnifiedScheduler,), {"name": name, "summary": summary, **attrs})
+    POLICIES.register(name)(cls)
+    return cls
+
+
+TABLE_1 = {  # name: (priority, hybrid, chunked, P)   seed 003 Table 1 (P = 0: P = C, 4096 in the paper)
+    "vllm": ("prefill", False, False, 0),
+    "vllm-hy": ("prefill", True, False, 0),
+    "sarathi": ("decode", True, True, 512),
+    "sarathi-pc": ("decode", True, True, 0),
+    "sarathi-nocp": ("decode", True, False, 0),
+    "sarathi-nohy": ("decode", False, False, 0),
+}
+for _name, (_prio, _hy, _cp, _P) in TABLE_1.items():
+    _desc = (f"seed 003 Table 1: {_prio} priority, hybrid {'on' if _hy else 'off'}, chunked prefill "
+             f"{'on' if _cp else 'off'}, P={_P or 'C'}")
+    _register(_name, _desc, priority=_prio, hybrid=_hy, chunked=_cp, default_P=_P)
+    _register(_name + "-ef", _desc + "; eviction-free (reserves I+O-1)", priority=_prio, hybrid=_hy,
+              chunked=_cp, default_P=_P, eviction_free=True)
+for _name, _key in (("rank-i", "I"), ("rank-o", "O"), ("rank-org", "id")):
+    _register(_name, f"seed 003 §4.6: one ranked group by {'arrival' if _key == 'id' else _key}, hybrid, "
+              "chunked, P=512, may evict lower ranks", priority="rank", rank_key=_key, default_P=512)
+_register("infermax-sort-hist", "seed 003 §6: Sarathi groups, decodes longest-first (evict shortest), "
+          "log2-prompt histogram admission gate, P=C", priority="decode", sort_decodes_by_m=True,
+          histogram_gate=True, default_P=0)
