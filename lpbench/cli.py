@@ -224,6 +224,22 @@ def cmd_generate(args) -> int:
         from .generators import jaillet
 
         make = lambda k: jaillet.instance(args.kind, args.seed, k)  # noqa: E731
+    elif args.kind.startswith("infermax"):
+        from .generators import infermax
+
+        kw = {"cost_model": args.cost_model, "token_budget": args.token_budget or 4096}
+        if args.kind == "infermax-csp51":
+            sizes = [2**k for k in range(11)] if args.I is None else [args.I]
+            datas = [infermax.csp51(I, **kw) for I in sizes]
+        elif args.kind == "infermax-mix":
+            pairs = infermax.PAIRS if args.mix is None else [args.mix]
+            datas = [infermax.mix(p, args.B or 64, args.seed, args.memory or 100_000, **kw) for p in pairs]
+        else:
+            for flag, v in (("--I", args.I), ("--O", args.O), ("--B", args.B)):
+                if v is None or v <= 0:
+                    raise InputError(f"{flag}: required and positive for 'infermax-uniform', got {v}")
+            datas = [infermax.uniform(args.I, args.O, args.B, args.memory or 100_000, **kw)]
+        make = None
     else:
         from .generators import poisson
 
@@ -237,7 +253,8 @@ def cmd_generate(args) -> int:
         make = lambda k: poisson.instance(args.seed, k, args.requests, args.rate, args.memory,  # noqa: E731
                                           prompt, output, args.cost_model, limits)
     out = Path(args.out)
-    datas = [make(k) for k in range(args.count)]
+    if make is not None:
+        datas = [make(k) for k in range(args.count)]
     paths = [out / f"{d['name']}.json" for d in datas]
     clash = [str(p) for p in paths if p.exists()]
     if clash and not args.force:
@@ -333,8 +350,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("generate", help="write seeded synthetic instances")
-    s.add_argument("kind", choices=["jaillet-model1", "jaillet-model2", "poisson"],
-                   help="seed 004 §5.1 models 1/2 (slot), or Poisson arrivals with trace lengths (batch)")
+    s.add_argument("kind", choices=["jaillet-model1", "jaillet-model2", "poisson", "infermax-uniform",
+                                    "infermax-mix", "infermax-csp51"],
+                   help="seed 004 §5.1 models 1/2 (slot); Poisson arrivals with trace lengths (batch); seed 003 "
+                        "uniform (I, O, B), S/L mixes (§4.6), the §5.1 CSP family")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--count", type=int, default=1, help="instances to write (instance k uses rng([seed, k]))")
     s.add_argument("--out", required=True, help="directory")
@@ -346,6 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--lengths", help="trace CSV (ContextTokens,GeneratedTokens) or JSON length table")
     g.add_argument("--cost-model", default="infermax-llama2-7b-a100")
     g.add_argument("--token-budget", type=int)
+    g = s.add_argument_group("infermax")
+    g.add_argument("--I", type=int, help="input length (uniform; csp51: one I instead of 1..1024)")
+    g.add_argument("--O", type=int, help="output length (uniform)")
+    g.add_argument("--B", type=int, help="number of requests (uniform; mix, default 64)")
+    g.add_argument("--mix", help="one of the six pairs, e.g. LILO+SISO (default: all six)")
     s.set_defaults(func=cmd_generate)
 
     s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")

@@ -34,8 +34,10 @@ Conventions and decisions (paper first; where the public artifact differs it is 
 * P defaults: C (vLLM, vLLM_hy, SARATHI_{P=C}, SARATHI_nocp, SARATHI_nohy and §6: Table 1's 4096 is
   Llama-2-7B's C), 512 (SARATHI, Rank); C is the instance's ``token_budget``, 4096 when it has none;
   all are capped by C and ``prefill_budget``.
-* §6 histogram gate: admission needs free memory for max(S, ⌈mean I+O of finished requests with the
-  same ⌊log2 I⌋⌉) but reserves only S (the artifact: "an ADMISSION GATE, not a real reservation").
+* §6 histogram gate: admission needs free memory for max(S, min(M, ⌈mean peak I+O−1 of finished
+  requests with the same ⌊log2 I⌋⌉)) but reserves only S (the artifact: "an ADMISSION GATE, not a
+  real reservation"). The artifact averages I+O; lpbench uses the peak KV actually held, I+O−1, and
+  caps the gate at M, else a bucket whose peers filled the whole memory blocks forever.
 """
 from __future__ import annotations
 
@@ -130,7 +132,7 @@ class UnifiedScheduler(Policy):
             if self.histogram_gate:
                 k = np.floor(np.log2(self.inst.prompt[finished])).astype(int)
                 np.add.at(self.hist_count, k, 1)
-                np.add.at(self.hist_sum, k, self.inst.prompt[finished] + self.inst.output[finished])
+                np.add.at(self.hist_sum, k, self.inst.prompt[finished] + self.inst.output[finished] - 1)
 
     def evict(self, i: int) -> None:
         self.reserved_total -= int(self.reserved[i])
@@ -174,7 +176,7 @@ class UnifiedScheduler(Policy):
         if self.histogram_gate and not self.holds(i):
             k = int(np.floor(np.log2(self.inst.prompt[i])))
             if self.hist_count[k]:
-                need = max(need, int(math.ceil(self.hist_sum[k] / self.hist_count[k])))
+                need = max(need, min(self.M, int(math.ceil(self.hist_sum[k] / self.hist_count[k]))))
         return need
 
     # -- ④ victims -------------------------------------------------------------------------------------

@@ -1,0 +1,372 @@
+"""The InferMax CSP (seed 003 §5; notes seed-003 §3) over batches j = 1..J with evictions, for CP-SAT.
+
+Per request i and batch j (index 0 is the initial state S_{i,0} = I_i, m_{i,0} = 0, L_{i,0} = I_i):
+
+    S_{i,j}  sequence length after batch j          m_{i,j}  KV held after batch j
+    c_{i,j}  tokens processed in batch j            g_{i,j}  1 iff a token is generated in j
+    e_{i,j}  1 iff evicted in batch j               L_{i,j}  prompt length of the current run
+    δ_{i,j}  decode phase before j: m_{i,j-1} >= L_{i,j-1}      z_{i,j} = [c_{i,j} >= 1]
+    done_{i,j-1} = [S_{i,j-1} = I_i + O_i]  (completed before j: no work, KV released)
+
+    termination               Σ_j g_{i,j} = O_i
+    non-decreasing length     S_{i,j} = S_{i,j-1} + g_{i,j}
+    (1) memory management     m_{i,j} = 0 if e_{i,j} or done_{i,j-1}, else m_{i,j-1} + c_{i,j}
+    (2) tokens to process     c_{i,j} = 0 if e_{i,j} or done_{i,j-1}, else c_{i,j} <= S_{i,j-1} - m_{i,j-1}
+    (3) token generation      g_{i,j} = 1  <=>  c_{i,j} = S_{i,j-1} - m_{i,j-1}   (a true biconditional)
+    run length                L_{i,j} = S_{i,j-1} if e_{i,j}, else L_{i,j-1}   (refill = prompt + generated)
+    (4) batch constraints     Σ_i c_{i,j} <= C,  Σ_i m_{i,j} <= M,  Σ_{prefill steps} c_{i,j} <= P,
+                              Σ_i z_{i,j} <= max_batch_requests (when the instance sets them)
+    arrivals (online)         z_{i,j} => start_j >= a_i,  start_j = A_{j-1} + w_j,  A_j = start_j + T_j
+
+These are the semantics of :mod:`lpbench.semantics` (batch model) written as constraints; a request
+that completed releases its KV (the paper lets a free e_{i,j} do that; here it is explicit so every
+eviction in a solution is a real one), and e_{i,j} is allowed only in non-empty batches and for
+requests holding KV (m_{i,j-1} >= 1; with m = 0 an eviction changes nothing, as then L = S already).
+
+**Objective**: the makespan A_J = Σ_j (w_j + T_j) -- for the offline workloads of the paper, "total
+latency, summing up all batch times". T_j is the ``infermax`` cost model exactly, quadratic terms
+included (CP-SAT multiplication constraints for c², c·m), with the phase indicators the paper omits
+(dstep = δ ∧ z, pstep = ¬δ ∧ z, biases only when a phase is present, the per-request kernel terms,
+the GQA factor (1 + φ[n > 1])). Coefficients are scaled to integers exactly (the profile values have
+finitely many decimals; an inexact scaling is refused), so the CP-SAT objective divided by the scale
+is the cost model's value, which the verifier recomputes.
+
+**Horizon J** (valid). With nonnegative coefficients, the cost of any schedule splits into work that
+no batching avoids -- W = layers·[a_o Σ(I+O−1) + a_p Σ I² + s_p n + a_d Σ_{k=1}^{O−1}(I+k) + s_d Σ(O−1)]
+(every request processes at least I+O−1 tokens; its prefill chunks telescope, Σ(c²+2cm) = X² >= I²;
+its O−1 decodes read I+1..I+O−1 keys) -- plus at least b = layers·(b_o + min(b_d, b_p)) per non-empty
+batch (each has a phase). A schedule of makespan <= UB (the best verified policy) therefore has at
+most ⌊(UB − min_i a_i − W) / b⌋ non-empty batches; empty batches change no state and can be dropped,
+so J = max(that, max O_i) keeps an optimal schedule, and y_j >= y_{j+1} (non-empty batches first) is
+valid symmetry breaking. Requests with identical (a, I, O) are interchangeable, so the one listed
+first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too. The best policy
+schedule is the solver's hint (warm start).
+"""
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ..errors import InputError
+from ..schedule import ScheduleBuilder
+from ..semantics import BATCH, RequestStates
+from ..solvers.base import SolveResult
+from .base import FORMULATIONS, Formulation
+
+COEFS = ("a_o", "b_o", "a_d", "b_d", "s_d", "a_p", "b_p", "s_p", "m_p")
+
+
+def integer_scale(values, max_power: int = 15) -> int:
+    """Smallest 10^k making every value an integer (within 1e-9 relative)."""
+    for k in range(max_power + 1):
+        if all(abs(v * 10**k - round(v * 10**k)) <= 1e-9 * max(1.0, abs(v * 10**k)) for v in values):
+            return 10**k
+    raise InputError("cost_model: the infermax-csp needs coefficients with at most "
+                     f"{max_power} decimals to scale them exactly to integers")
+
+
+def schedule_from_batches(inst, batches):
+    """A Schedule of (req, tokens, evict) batches, each started as early as possible (after the
+    previous batch and the arrival of every request it processes)."""
+    st = RequestStates(inst.prompt, inst.output, inst.model)
+    out = ScheduleBuilder()
+    t = 0.0
+    for req, tok, ev in batches:
+        req, tok = np.asarray(req, dtype=np.int64), np.asarray(tok, dtype=np.int64)
+        start = max([t] + [float(inst.arrival[i]) for i in req])
+        if len(ev):
+            st.evict(np.asarray(ev, dtype=np.int64))
+        dur = inst.cost_model.batch_time(tok, st.m[req], st.is_decode(req))
+        _, fin = st.process(req, tok)
+        st.release(req[fin])
+        out.add(start, req, tok, ev if len(ev) else None)
+        t = start + dur
+    return out.build()
+
+
+@FORMULATIONS.register("infermax-csp")
+class InferMaxCSP(Formulation):
+    name = "infermax-csp"
+    models = (BATCH,)
+    exact = True
+    native_backend = "cpsat"
+    objective_metric = "makespan"
+    summary = "seed 003 §5 CSP over batches with evictions, exact infermax cost, CP-SAT"
+
+    def __init__(self, inst, incumbent_objective=None, batches: int | None = None):
+        super().__init__(inst, incumbent_objective)
+        if inst.cost_model.form != "infermax":
+            raise InputError(f"--formulation: infermax-csp prices batches with the 'infermax' cost model; the "
+                             f"instance uses {inst.cost_model.form!r}")
+        self.J_fixed = batches
+
+    def horizon(self) -> int:
+        if self.J_fixed is not None:
+            return self.J_fixed
+        if self.incumbent_objective is None:
+            raise InputError("infermax-csp needs an incumbent schedule to bound its batch horizon J "
+                             "(run it with at least one applicable policy)")
+        inst, cm = self.inst, self.inst.cost_model
+        I, O = inst.prompt.astype(float), inst.output.astype(float)
+        # work every schedule pays, whatever its batching (ms per layer): every request processes at
+        # least I+O-1 tokens, its prefill chunks telescope to at least I^2, its O-1 decodes read
+        # I+1, ..., I+O-1 keys, and it is in at least one prefill and O-1 decode steps
+        work = (cm.a_o * (I + O - 1).sum() + cm.a_p * (I * I).sum() + cm.s_p * inst.n
+                + cm.a_d * ((O - 1) * I + (O - 1) * O / 2).sum() + cm.s_d * (O - 1).sum())
+        per_batch = cm.b_o + min(cm.b_d, cm.b_p)  # every non-empty batch has a phase
+        to_s = cm.layers * 1e-3
+        slack = self.incumbent_objective - float(inst.arrival.min()) - work * to_s
+        return max(int(O.max()), int(math.floor(slack / (per_batch * to_s) + 1e-9)))
+
+    def build(self):
+        inst = self.inst
+        cm = inst.cost_model
+        n, J = inst.n, self.horizon()
+        I, O = inst.prompt.astype(int), inst.output.astype(int)
+        U = I + O
+        lim = inst.limits
+        phi = Fraction(str(cm.phi))
+        coef_scale = integer_scale([getattr(cm, k) for k in COEFS])
+        k = {name: int(round(getattr(cm, name) * coef_scale)) for name in COEFS}
+        den = phi.denominator
+        phi_num = phi.numerator
+        layers = int(cm.layers)
+        # one objective unit = 1e-3 / (coef_scale * den) seconds
+        self.unit = 1e-3 / (coef_scale * den)
+        arrivals = [int(round(a / self.unit)) for a in inst.arrival]
+
+        m = cp_model.CpModel()
+        NV = m.NewIntVar
+        B = m.NewBoolVar
+        S = [[m.NewConstant(int(I[i]))] + [NV(int(I[i]), int(U[i]), f"S{i}_{j}") for j in range(1, J + 1)] for i in range(n)]
+        mm = [[m.NewConstant(0)] + [NV(0, int(U[i] - 1), f"m{i}_{j}") for j in range(1, J + 1)] for i in range(n)]
+        L = [[m.NewConstant(int(I[i]))] + [NV(int(I[i]), int(U[i]), f"L{i}_{j}") for j in range(1, J + 1)] for i in range(n)]
+        c = [[None] + [NV(0, int(U[i] - 1), f"c{i}_{j}") for j in range(1, J + 1)] for i in range(n)]
+        g = [[None] + [B(f"g{i}_{j}") for j in range(1, J + 1)] for i in range(n)]
+        e = [[None] + [B(f"e{i}_{j}") for j in range(1, J + 1)] for i in range(n)]
+        z = [[None] + [B(f"z{i}_{j}") for j in range(1, J + 1)] for i in range(n)]
+        y = [None] + [B(f"y{j}") for j in range(1, J + 1)]
+        T = [None] * (J + 1)
+        # time domains: no solution worse than the incumbent is needed (it stays feasible: + slack)
+        big = (int(math.ceil(self.incumbent_objective / self.unit * (1 + 1e-9))) + 1
+               if self.incumbent_objective is not None else 2**50)
+        A_prev = m.NewConstant(0)
+        self.A = []
+        for j in range(1, J + 1):
+            feats_c, kvd_terms, q_terms, mp_terms, dsteps, psteps, cps = [], [], [], [], [], [], []
+            for i in range(n):
+                Sp, mp, Lp = S[i][j - 1], mm[i][j - 1], L[i][j - 1]
+                cij, gij, eij, zij = c[i][j], g[i][j], e[i][j], z[i][j]
+                done = B(f"done{i}_{j}")                     # completed before batch j
+                m.Add(Sp == int(U[i])).OnlyEnforceIf(done)
+                m.Add(Sp <= int(U[i] - 1)).OnlyEnforceIf(done.Not())
+                idle = B(f"idle{i}_{j}")                     # e or done: no work, no KV
+                m.AddBoolOr([eij, done]).OnlyEnforceIf(idle)
+                m.AddImplication(eij, idle)
+                m.AddImplication(done, idle)
+                m.AddImplication(done, eij.Not())            # no eviction after completion
+                m.AddImplication(eij, y[j])                  # evictions only in non-empty batches
+                m.Add(mp >= 1).OnlyEnforceIf(eij)            # only a request holding KV is evicted
+                R = Sp - mp
+                # (1) memory management, (2) tokens to process
+                m.Add(mm[i][j] == 0).OnlyEnforceIf(idle)
+                m.Add(cij == 0).OnlyEnforceIf(idle)
+                m.Add(mm[i][j] == mp + cij).OnlyEnforceIf(idle.Not())
+                m.Add(cij <= R).OnlyEnforceIf(idle.Not())
+                # (3) token generation, biconditional
+                m.Add(cij == R).OnlyEnforceIf(gij)
+                m.Add(cij <= R - 1).OnlyEnforceIf(gij.Not())
+                # non-decreasing sequence length
+                m.Add(S[i][j] == Sp + gij)
+                # run length: L = S at an eviction (refill recomputes prompt + generated tokens)
+                m.Add(L[i][j] == Sp).OnlyEnforceIf(eij)
+                m.Add(L[i][j] == Lp).OnlyEnforceIf(eij.Not())
+                # z = [c >= 1]; phase before the batch
+                m.Add(cij >= 1).OnlyEnforceIf(zij)
+                m.Add(cij == 0).OnlyEnforceIf(zij.Not())
+                m.AddImplication(zij, y[j])
+                delta = B(f"delta{i}_{j}")
+                m.Add(mp >= Lp).OnlyEnforceIf(delta)
+                m.Add(mp <= Lp - 1).OnlyEnforceIf(delta.Not())
+                dstep, pstep = B(f"dstep{i}_{j}"), B(f"pstep{i}_{j}")
+                m.AddMultiplicationEquality(dstep, [delta, zij])
+                m.Add(dstep + pstep == zij)
+                dsteps.append(dstep)
+                psteps.append(pstep)
+                feats_c.append(cij)
+                # decode reads m + 1 keys
+                kvd = NV(0, int(U[i]), f"kvd{i}_{j}")
+                m.Add(kvd == mp + 1).OnlyEnforceIf(dstep)
+                m.Add(kvd == 0).OnlyEnforceIf(dstep.Not())
+                kvd_terms.append(kvd)
+                # prefill attention c^2 + 2 c m and the m_p term, on prefill steps only
+                csq = NV(0, int(U[i]) ** 2, f"csq{i}_{j}")
+                cmv = NV(0, int(U[i]) ** 2, f"cm{i}_{j}")
+                m.AddMultiplicationEquality(csq, [cij, cij])
+                m.AddMultiplicationEquality(cmv, [cij, mp])
+                q = NV(0, 3 * int(U[i]) ** 2, f"q{i}_{j}")
+                m.Add(q == csq + 2 * cmv).OnlyEnforceIf(pstep)
+                m.Add(q == 0).OnlyEnforceIf(pstep.Not())
+                q_terms.append(q)
+                mpp = NV(0, int(U[i]), f"mp{i}_{j}")
+                m.Add(mpp == mp).OnlyEnforceIf(pstep)
+                m.Add(mpp == 0).OnlyEnforceIf(pstep.Not())
+                mp_terms.append(mpp)
+                if lim.prefill_budget is not None:
+                    cp = NV(0, int(U[i]), f"cp{i}_{j}")
+                    m.Add(cp == cij).OnlyEnforceIf(pstep)
+                    m.Add(cp == 0).OnlyEnforceIf(pstep.Not())
+                    cps.append(cp)
+            # (4) batch constraints
+            if lim.token_budget is not None:
+                m.Add(sum(feats_c) <= lim.token_budget)
+            if lim.prefill_budget is not None:
+                m.Add(sum(cps) <= lim.prefill_budget)
+            if lim.max_batch_requests is not None:
+                m.Add(sum(z[i][j] for i in range(n)) <= lim.max_batch_requests)
+            m.Add(sum(mm[i][j] for i in range(n)) <= inst.memory)
+            m.AddBoolOr([z[i][j] for i in range(n)]).OnlyEnforceIf(y[j])
+            if j > 1:
+                m.AddImplication(y[j], y[j - 1])           # non-empty batches first
+            # batch time T_j (integer units): layers * [other + dec * (1 + phi[nd>1]) + pre * (...)] * den
+            nd, npf = sum(dsteps), sum(psteps)
+            yd, yp = B(f"yd{j}"), B(f"yp{j}")
+            m.AddBoolOr(dsteps).OnlyEnforceIf(yd)
+            for d in dsteps:
+                m.AddImplication(d, yd)
+            m.AddBoolOr(psteps).OnlyEnforceIf(yp)
+            for p in psteps:
+                m.AddImplication(p, yp)
+            dec_core = k["a_d"] * sum(kvd_terms) + k["b_d"] * yd
+            pre_core = k["a_p"] * sum(q_terms) + k["b_p"] * yp
+            dec_core_v = NV(0, big, f"deccore{j}")  # each is <= T_j <= big
+            pre_core_v = NV(0, big, f"precore{j}")
+            m.Add(dec_core_v == dec_core)
+            m.Add(pre_core_v == pre_core)
+            extra = []
+            if phi_num:
+                for name, core, count in (("d", dec_core_v, nd), ("p", pre_core_v, npf)):
+                    many = B(f"many{name}{j}")
+                    m.Add(count >= 2).OnlyEnforceIf(many)
+                    m.Add(count <= 1).OnlyEnforceIf(many.Not())
+                    gqa = NV(0, big, f"gqa{name}{j}")
+                    m.Add(gqa == core).OnlyEnforceIf(many)
+                    m.Add(gqa == 0).OnlyEnforceIf(many.Not())
+                    extra.append(phi_num * gqa)
+            per_layer = (den * (k["a_o"] * sum(feats_c) + k["b_o"] * y[j] + dec_core_v + k["s_d"] * nd
+                                + pre_core_v + k["s_p"] * npf + k["m_p"] * sum(mp_terms)) + sum(extra))
+            T[j] = NV(0, big, f"T{j}")
+            m.Add(T[j] == layers * per_layer)
+            # time: start_j = A_{j-1} + w_j >= a_i for processed requests; A_j = start_j + T_j
+            w = NV(0, big, f"w{j}")
+            start = NV(0, big, f"start{j}")
+            m.Add(start == A_prev + w)
+            for i in range(n):
+                if arrivals[i] > 0:
+                    m.Add(start >= arrivals[i]).OnlyEnforceIf(z[i][j])
+            A = NV(0, big, f"A{j}")
+            m.Add(A == start + T[j])
+            self.A.append(A)
+            A_prev = A
+        for i in range(n):
+            m.Add(sum(g[i][j] for j in range(1, J + 1)) == int(O[i]))   # termination
+        # symmetry breaking among identical requests: the first listed completes no later
+        arrival_key = [float(a) for a in inst.arrival]
+        for i in range(n - 1):
+            for i2 in range(i + 1, n):
+                if (arrival_key[i], I[i], O[i]) == (arrival_key[i2], I[i2], O[i2]):
+                    for j in range(1, J + 1):
+                        m.Add(S[i][j] >= int(U[i])).OnlyEnforceIf(self._done_after(m, S, U, i2, j))
+                    break
+        m.Minimize(A_prev)
+        self.cp, self.J = m, J
+        self.vars = {"c": c, "e": e, "g": g, "S": S, "m": mm, "y": y}
+        self.n_vars, self.n_rows = len(m.Proto().variables), len(m.Proto().constraints)
+        return self
+
+    @staticmethod
+    def _done_after(m, S, U, i, j):
+        b = m.NewBoolVar(f"fin{i}_{j}")
+        m.Add(S[i][j] >= int(U[i])).OnlyEnforceIf(b)
+        m.Add(S[i][j] <= int(U[i]) - 1).OnlyEnforceIf(b.Not())
+        return b
+
+    # -- schedules <-> solutions ----------------------------------------------------------------------
+    def schedule_values(self, schedule):
+        """Per batch (c, e) matrices of a schedule, or None if it has more than J batches."""
+        n, J = self.inst.n, self.J
+        if schedule.n_batches > J:
+            return None
+        cv = np.zeros((n, J + 1), dtype=np.int64)
+        ev = np.zeros((n, J + 1), dtype=np.int64)
+        for j in range(schedule.n_batches):
+            r, tok, evi = schedule.batch(j)
+            cv[r, j + 1] = tok
+            ev[evi, j + 1] = 1
+        return cv, ev
+
+    def fix(self, schedule) -> bool:
+        """Constrain the model to the given schedule's batches (for the one-semantics test)."""
+        vals = self.schedule_values(schedule)
+        if vals is None:
+            return False
+        cv, ev = vals
+        for i in range(self.inst.n):
+            for j in range(1, self.J + 1):
+                self.cp.Add(self.vars["c"][i][j] == int(cv[i, j]))
+                self.cp.Add(self.vars["e"][i][j] == int(ev[i, j]))
+        return True
+
+    def warm_start(self, schedule):
+        return schedule
+
+    def solve(self, profile, warm_schedule=None) -> SolveResult:
+        if warm_schedule is not None:
+            vals = self.schedule_values(warm_schedule)
+            if vals is not None:
+                cv, ev = vals
+                for i in range(self.inst.n):
+                    for j in range(1, self.J + 1):
+                        self.cp.AddHint(self.vars["c"][i][j], int(cv[i, j]))
+                        self.cp.AddHint(self.vars["e"][i][j], int(ev[i, j]))
+        solver = cp_model.CpSolver()
+        p = solver.parameters
+        p.max_time_in_seconds = float(profile.time_limit)
+        p.num_workers = int(profile.threads)
+        p.relative_gap_limit = float(profile.rel_gap)
+        p.random_seed = int(profile.seed)
+        for key, v in profile.options.items():
+            setattr(p, key, v)
+        t0 = time.perf_counter()
+        st = solver.Solve(self.cp)
+        secs = time.perf_counter() - t0
+        if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            c, e = self.vars["c"], self.vars["e"]
+            sol = [[(solver.Value(c[i][j]), solver.Value(e[i][j])) for j in range(1, self.J + 1)]
+                   for i in range(self.inst.n)]
+            obj = solver.ObjectiveValue() * self.unit
+            bound = solver.BestObjectiveBound() * self.unit
+            status = "optimal" if st == cp_model.OPTIMAL else ("time_limit" if secs >= 0.98 * profile.time_limit
+                                                               else "feasible")
+            return SolveResult(status, obj, bound, secs, sol)
+        if st == cp_model.INFEASIBLE:
+            return SolveResult("infeasible", solve_seconds=secs)
+        if st == cp_model.UNKNOWN:
+            return SolveResult("time_limit", None, solver.BestObjectiveBound() * self.unit, secs,
+                               message="no solution found within the time limit")
+        return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {solver.StatusName(st)}")
+
+    def extract(self, sol):
+        batches = []
+        for j in range(self.J):
+            req = [i for i in range(self.inst.n) if sol[i][j][0] > 0]
+            if not req:
+                continue
+            tok = [sol[i][j][0] for i in req]
+            ev = [i for i in range(self.inst.n) if sol[i][j][1]]
+            batches.append((req, tok, ev))
+        return schedule_from_batches(self.inst, batches)
