@@ -39,13 +39,14 @@ batch (each has a phase). A schedule of makespan <= UB (the best verified policy
 most ⌊(UB − min_i a_i − W) / b⌋ non-empty batches; empty batches change no state and can be dropped,
 so J = max(that, max O_i) keeps an optimal schedule, and y_j >= y_{j+1} (non-empty batches first) is
 valid symmetry breaking. Requests with identical (a, I, O) are interchangeable, so the one listed
-first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too. The best policy
-schedule is the solver's hint (warm start).
+first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too. Redundant cuts for CP-SAT's LP relaxation:
+Σ_j z_{i,j} >= O_i (one token per batch), m_{i,j-1} >= I_i δ_{i,j} (a decoding request holds at
+least its run's prompt, L >= I) and m_{i,j} >= (I_i + 1) dstep_{i,j}. The best policy schedule is the
+solver's hint (warm start).
 """
 from __future__ import annotations
 
 import math
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -54,7 +55,7 @@ from ortools.sat.python import cp_model
 from ..errors import InputError
 from ..schedule import ScheduleBuilder
 from ..semantics import BATCH, RequestStates
-from ..solvers.base import SolveResult
+from ..solvers.cpsat import solve_cp
 from .base import FORMULATIONS, Formulation
 
 COEFS = ("a_o", "b_o", "a_d", "b_d", "s_d", "a_p", "b_p", "s_p", "m_p")
@@ -197,6 +198,10 @@ class InferMaxCSP(Formulation):
                 m.Add(dstep + pstep == zij)
                 dsteps.append(dstep)
                 psteps.append(pstep)
+                # redundant cuts for the LP relaxation: a decoding request holds m >= L >= I before
+                # the batch, and m >= I + 1 after a decode step
+                m.Add(mp >= int(I[i]) * delta)
+                m.Add(mm[i][j] >= (int(I[i]) + 1) * dstep)
                 feats_c.append(cij)
                 # decode reads m + 1 keys
                 kvd = NV(0, int(U[i]), f"kvd{i}_{j}")
@@ -274,6 +279,7 @@ class InferMaxCSP(Formulation):
             A_prev = A
         for i in range(n):
             m.Add(sum(g[i][j] for j in range(1, J + 1)) == int(O[i]))   # termination
+            m.Add(sum(z[i][j] for j in range(1, J + 1)) >= int(O[i]))   # one token per batch (redundant)
         # symmetry breaking among identical requests: the first listed completes no later
         arrival_key = [float(a) for a in inst.arrival]
         for i in range(n - 1):
@@ -333,32 +339,11 @@ class InferMaxCSP(Formulation):
                     for j in range(1, self.J + 1):
                         self.cp.AddHint(self.vars["c"][i][j], int(cv[i, j]))
                         self.cp.AddHint(self.vars["e"][i][j], int(ev[i, j]))
-        solver = cp_model.CpSolver()
-        p = solver.parameters
-        p.max_time_in_seconds = float(profile.time_limit)
-        p.num_workers = int(profile.threads)
-        p.relative_gap_limit = float(profile.rel_gap)
-        p.random_seed = int(profile.seed)
-        for key, v in profile.options.items():
-            setattr(p, key, v)
-        t0 = time.perf_counter()
-        st = solver.Solve(self.cp)
-        secs = time.perf_counter() - t0
-        if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            c, e = self.vars["c"], self.vars["e"]
-            sol = [[(solver.Value(c[i][j]), solver.Value(e[i][j])) for j in range(1, self.J + 1)]
-                   for i in range(self.inst.n)]
-            obj = solver.ObjectiveValue() * self.unit
-            bound = solver.BestObjectiveBound() * self.unit
-            status = "optimal" if st == cp_model.OPTIMAL else ("time_limit" if secs >= 0.98 * profile.time_limit
-                                                               else "feasible")
-            return SolveResult(status, obj, bound, secs, sol)
-        if st == cp_model.INFEASIBLE:
-            return SolveResult("infeasible", solve_seconds=secs)
-        if st == cp_model.UNKNOWN:
-            return SolveResult("time_limit", None, solver.BestObjectiveBound() * self.unit, secs,
-                               message="no solution found within the time limit")
-        return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {solver.StatusName(st)}")
+        c, e, n, J, unit = self.vars["c"], self.vars["e"], self.inst.n, self.J, self.unit
+        return solve_cp(self.cp, profile,
+                        lambda solver: [[(solver.Value(c[i][j]), solver.Value(e[i][j])) for j in range(1, J + 1)]
+                                        for i in range(n)],
+                        to_objective=lambda v: v * unit)
 
     def extract(self, sol):
         batches = []

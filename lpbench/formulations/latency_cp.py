@@ -19,13 +19,11 @@ i < j (in the instance's order).
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from ortools.sat.python import cp_model
 
 from ..errors import InputError
-from ..solvers.base import SolveResult
+from ..solvers.cpsat import solve_cp
 from .base import FORMULATIONS
 from .latency_ip import LatencyIP, schedule_from_starts, starts_from_schedule
 
@@ -77,30 +75,9 @@ class LatencyCP(LatencyIP):
             if starts is not None and np.all((starts >= self.first) & (starts <= self.last)):
                 for var, k in zip(self.S, starts):
                     self.cp.AddHint(var, int(k))
-        solver = cp_model.CpSolver()
-        p = solver.parameters
-        p.max_time_in_seconds = float(profile.time_limit)
-        p.num_workers = int(profile.threads)
-        p.relative_gap_limit = float(profile.rel_gap)
-        p.random_seed = int(profile.seed)
-        for k, v in profile.options.items():
-            setattr(p, k, v)
-        t0 = time.perf_counter()
-        st = solver.Solve(self.cp)
-        secs = time.perf_counter() - t0
-        if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            starts = np.array([solver.Value(v) for v in self.S], dtype=np.float64)
-            obj = solver.ObjectiveValue() + self.offset
-            bound = solver.BestObjectiveBound() + self.offset
-            status = "optimal" if st == cp_model.OPTIMAL else ("time_limit" if secs >= 0.98 * profile.time_limit
-                                                               else "feasible")
-            return SolveResult(status, obj, bound, secs, starts)
-        if st == cp_model.INFEASIBLE:
-            return SolveResult("infeasible", solve_seconds=secs)
-        if st == cp_model.UNKNOWN:
-            return SolveResult("time_limit", None, solver.BestObjectiveBound() + self.offset, secs,
-                               message="no solution found within the time limit")
-        return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {solver.StatusName(st)}")
+        offset = self.offset
+        return solve_cp(self.cp, profile, lambda solver: np.array([solver.Value(v) for v in self.S], dtype=np.float64),
+                        to_objective=lambda v: v + offset)
 
     def extract(self, starts):
         return schedule_from_starts(self.inst, np.round(starts).astype(np.int64))

@@ -15,7 +15,9 @@ nondecreasing in g, 0 before r_i, 1 at T̄ = max a + Σ o (every optimal schedul
 exactly Σ_i E[C_i − a_i] = Σ_i (o_i + Σ_{t=r_i}^{T̄−1} P(C_i > t)), and any schedule gives a feasible
 0/1 point, so the LP optimum is <= OPT. Large instances use a geometric grid: for t in
 [g_k, g_{k+1}), 1 − F(t) >= 1 − F(g_{k+1}), so weights w = g_{k+1} − g_k on 1 − F(g_{k+1}) keep it a lower
-bound. W = the distinct arrival times (at most ``max_windows``, evenly spaced, always the first).
+bound; the grid has 16..120 points, fewer for more requests (about 200k variables in all).
+W = the distinct arrival times (at most ``max_windows``, evenly spaced, always the first; 4 above
+2,000 requests).
 With all a_i = 0 and equal s_i this is LP (9) with the C_i >= o_i bounds added.
 
 ``volume-bound`` (closed form, O(n log n) per window, for 10,000-request instances). In any
@@ -62,7 +64,8 @@ class VolumeLP(Formulation):
     def grid(self, r_min: int, T_bar: int) -> tuple[np.ndarray, bool]:
         if self.inst.n * (T_bar - r_min + 1) <= self.max_exact_cells:
             return np.arange(r_min, T_bar + 1), True
-        g = np.unique(np.round(np.geomspace(max(r_min, 1), T_bar, self.geometric_points)).astype(np.int64))
+        points = int(np.clip(self.max_exact_cells // (2 * self.inst.n), 16, self.geometric_points))
+        g = np.unique(np.round(np.geomspace(max(r_min, 1), T_bar, points)).astype(np.int64))
         return np.unique(np.concatenate([[r_min], g, [T_bar]])), False
 
     def build(self) -> LinearModel:
@@ -102,7 +105,7 @@ class VolumeLP(Formulation):
         # window inequality: Σ_{a_i >= τ} vol_i F_{i,g} <= M (g - τ), for g > τ
         rows, cols, vals, upper = [], [], [], []
         n_rows = 0
-        for tau in windows(a, self.max_windows):
+        for tau in windows(a, self.max_windows if inst.n <= 2000 else 4):
             gpos = np.flatnonzero(G > tau)
             row_of = np.full(len(G), -1)
             row_of[gpos] = np.arange(n_rows, n_rows + len(gpos))

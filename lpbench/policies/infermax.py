@@ -213,12 +213,13 @@ class UnifiedScheduler(Policy):
         run = self.running
         if self.priority == "rank":
             return [(self.ranked_candidates(), True, False)]
-        dec = [i for i in run if self.decoding(i)]
-        pre = [i for i in run if not self.decoding(i)]
+        run = np.array(run, dtype=np.int64)
+        decoding = self.st.m[run] >= self.st.L[run]
+        dec, pre = run[decoding], run[~decoding]
         if self.sort_decodes_by_m:
-            dec.sort(key=lambda i: (-self.st.m[i], i))
+            dec = dec[np.lexsort((dec, -self.st.m[dec]))]  # longest first, then arrival
         if self.priority == "prefill":
-            return [(list(self.waiting), False, True), (pre + dec, True, False)]
+            return [(list(self.waiting), False, True), (np.concatenate([pre, dec]), True, False)]
         return [(dec, True, False), (pre, False, False), (list(self.waiting), False, True)]
 
     def ranked_candidates(self):
@@ -247,7 +248,7 @@ class UnifiedScheduler(Policy):
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
-            for cand in members:
+            for cand in (members.tolist() if isinstance(members, np.ndarray) else members):
                 if self.C - self.tok < 1 or len(req) >= self.cap:  # nothing more can be allocated
                     break
                 if cand in self.in_batch or cand in self._evicted:
@@ -289,9 +290,9 @@ class UnifiedScheduler(Policy):
 
     def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""
-        if self.priority == "rank" or not members or len(members) < 8:
+        if not isinstance(members, np.ndarray) or len(members) < 8:  # only running groups (R_w never decodes)
             return False
-        m = np.array(members, dtype=np.int64)
+        m = members
         st = self.st
         if not np.all(st.m[m] >= st.L[m]):
             return False

@@ -53,30 +53,37 @@ class CpSatBackend(Backend):
         if warm_x is not None:
             for j in range(model.n_vars):
                 m.AddHint(xs[j], int(round(warm_x[j])))
-        solver = cp_model.CpSolver()
-        p = solver.parameters
-        p.max_time_in_seconds = float(profile.time_limit)
-        p.num_workers = int(profile.threads)
-        p.relative_gap_limit = float(profile.rel_gap)
-        p.random_seed = int(profile.seed)
-        for k, v in profile.options.items():
-            setattr(p, k, v)
-        t0 = time.perf_counter()
-        st = solver.Solve(m)
-        secs = time.perf_counter() - t0
         off = model.offset
-        if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            x = np.array([solver.Value(v) for v in xs], dtype=np.float64)
-            obj = solver.ObjectiveValue() + off
-            bound = solver.BestObjectiveBound() + off
-            if st == cp_model.OPTIMAL:
-                return SolveResult("optimal", obj, bound, secs, x)
-            status = "time_limit" if secs >= profile.time_limit * 0.98 else "feasible"
-            return SolveResult(status, obj, bound, secs, x)
-        if st == cp_model.INFEASIBLE:
-            return SolveResult("infeasible", solve_seconds=secs)
-        if st == cp_model.UNKNOWN:
-            bound = solver.BestObjectiveBound() + off
-            return SolveResult("time_limit", None, bound if np.isfinite(bound) else None, secs,
-                               message="no solution found within the time limit")
-        return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {solver.StatusName(st)}")
+        return solve_cp(m, profile, lambda solver: np.array([solver.Value(v) for v in xs], dtype=np.float64),
+                        to_objective=lambda v: v + off)
+
+
+def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v: v) -> SolveResult:
+    """Solve a CP-SAT model under a solver profile and map its status to a SolveResult.
+    ``read_solution(solver)`` extracts the solution; ``to_objective`` maps CP-SAT's objective
+    (and bound) to the reported units (offset, scale)."""
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    p.max_time_in_seconds = float(profile.time_limit)
+    p.num_workers = int(profile.threads)
+    p.relative_gap_limit = float(profile.rel_gap)
+    p.random_seed = int(profile.seed)
+    for k, v in profile.options.items():
+        setattr(p, k, v)
+    t0 = time.perf_counter()
+    st = solver.Solve(m)
+    secs = time.perf_counter() - t0
+    if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        obj = to_objective(solver.ObjectiveValue())
+        bound = to_objective(solver.BestObjectiveBound())
+        if st == cp_model.OPTIMAL:
+            return SolveResult("optimal", obj, bound, secs, read_solution(solver))
+        status = "time_limit" if secs >= profile.time_limit * 0.98 else "feasible"
+        return SolveResult(status, obj, bound, secs, read_solution(solver))
+    if st == cp_model.INFEASIBLE:
+        return SolveResult("infeasible", solve_seconds=secs)
+    if st == cp_model.UNKNOWN:
+        bound = to_objective(solver.BestObjectiveBound())
+        return SolveResult("time_limit", None, bound if np.isfinite(bound) else None, secs,
+                           message="no solution found within the time limit")
+    return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {solver.StatusName(st)}")

@@ -1,0 +1,64 @@
+"""Seed 003 reproductions (a benchmark, not a test):
+
+1. §5.1: for I in 1, 2, 4, ..., 1024 (O = B = 4, M = max(2I, I+O-1), Llama-2-7B/A100 InferMax cost
+   model, C = 4096), the CSP's makespan (``lpbench solve --formulation infermax-csp --solver cpsat``)
+   against the best eviction-free (``*-ef``) and the best evicting policy, all verified.
+2. Fig. 11 style: mean TTFT of Rank_I, Rank_O and Rank_org on the six S/L mixes (B requests).
+
+    python benchmarks/bench_infermax.py --time-limit 120 --B 256
+"""
+import argparse
+
+from lpbench.generators import infermax
+from lpbench.instance import parse_instance
+from lpbench.policies import make_policy
+from lpbench.sim import simulate
+from lpbench.solve import solve_instance
+from lpbench.verify import verify
+
+
+def csp_sweep(time_limit: float, max_log: int):
+    print(f"§5.1  O = B = 4, M = max(2I, I+O-1); makespan in ms; CP-SAT {time_limit:g}s per instance")
+    print(f"{'I':>5} {'status':>10} {'CSP':>9} {'bound':>9} {'best EF':>9} {'(policy)':>14} {'best evict':>10} "
+          f"{'(policy)':>18} {'EF/CSP':>7} {'evict/CSP':>9} {'CSP evictions':>13} {'solve s':>8}")
+    for k in range(max_log + 1):
+        I = 2**k
+        inst = parse_instance(infermax.csp51(I))
+        rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=time_limit)
+        sched = rep.pop("_schedule")
+        ev_csp = verify(inst, sched).metrics["evictions"] if sched is not None else None
+        ratios = rep["ratios"]
+        ef = min(((r["objective"], n) for n, r in ratios.items() if n.endswith("-ef")))
+        ev = min(((r["objective"], n) for n, r in ratios.items() if not n.endswith("-ef")))
+        obj = rep["objective"]
+        print(f"{I:>5} {rep['status']:>10} {obj * 1e3:9.4f} {rep['bound'] * 1e3:9.4f} {ef[0] * 1e3:9.4f} {ef[1]:>14} "
+              f"{ev[0] * 1e3:10.4f} {ev[1]:>18} {ef[0] / obj:7.3f} {ev[0] / obj:9.3f} {ev_csp!s:>13} "
+              f"{rep['solve_seconds']:8.1f}", flush=True)
+
+
+def rank_table(B: int, seed: int):
+    print(f"\nFig. 11 style: mean TTFT (s), six S/L mixes, B = {B}, seed {seed}, M = 100,000, C = 4096, P = 512")
+    names = ("rank-i", "rank-o", "rank-org")
+    print(f"{'mix':>11} " + " ".join(f"{n:>9}" for n in names) + "  Rank_O/Rank_I  Rank_org/Rank_I")
+    for pair in infermax.PAIRS:
+        inst = parse_instance(infermax.mix(pair, B, seed))
+        ttft = {}
+        for n in names:
+            ver = verify(inst, simulate(inst, make_policy(n, inst)).schedule)
+            assert ver.feasible
+            ttft[n] = ver.metrics["ttft_mean"]
+        print(f"{pair:>11} " + " ".join(f"{ttft[n]:9.4f}" for n in names)
+              + f"  {ttft['rank-o'] / ttft['rank-i']:13.2f}  {ttft['rank-org'] / ttft['rank-i']:15.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--time-limit", type=float, default=120)
+    ap.add_argument("--max-log", type=int, default=10, help="largest I is 2^max_log")
+    ap.add_argument("--B", type=int, default=256)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-csp", action="store_true")
+    args = ap.parse_args()
+    if not args.skip_csp:
+        csp_sweep(args.time_limit, args.max_log)
+    rank_table(args.B, args.seed)

@@ -1,0 +1,95 @@
+"""Seed 003: every scheduler variant verifies; every policy schedule fixed into the CSP is feasible
+with the same makespan (one semantics); the CSP optimum verifies and beats every policy."""
+import numpy as np
+import pytest
+
+from lpbench.formulations import FORMULATIONS
+from lpbench.generators import infermax
+from lpbench.instance import parse_instance
+from lpbench.policies import POLICIES, applicable, make_policy
+from lpbench.sim import simulate
+from lpbench.solve import solve_instance
+from lpbench.solvers.base import SolverProfile
+from lpbench.verify import verify
+
+FAMILY = [n for n, c in POLICIES.items() if "batch" in c.models and n not in ("mc-sf", "mc-benchmark")]
+PROFILE = SolverProfile("test", "cpsat", time_limit=60, threads=2)
+
+
+def test_all_variants_are_registered():
+    names = set(POLICIES.names())
+    for base in ("vllm", "vllm-hy", "sarathi", "sarathi-pc", "sarathi-nocp", "sarathi-nohy"):
+        assert base in names and base + "-ef" in names
+    assert {"rank-i", "rank-o", "rank-org", "infermax-sort-hist"} <= names
+
+
+@pytest.mark.parametrize("pair", infermax.PAIRS)
+def test_every_policy_verifies_on_the_mixes(pair):
+    inst = parse_instance(infermax.mix(pair, 16, seed=1, memory=4000))
+    for name in applicable(inst):
+        res = simulate(inst, make_policy(name, inst))
+        ver = verify(inst, res.schedule)
+        assert ver.feasible, (name, ver.violations)
+        if name.endswith("-ef"):
+            assert ver.metrics["evictions"] == 0, name
+
+
+@pytest.mark.parametrize("pair", infermax.PAIRS)
+def test_policy_schedules_fixed_into_the_csp_are_feasible_with_the_same_makespan(pair):
+    inst = parse_instance(infermax.mix(pair, 2, seed=0, memory=1600))
+    for name in FAMILY:
+        sched = simulate(inst, make_policy(name, inst)).schedule
+        ver = verify(inst, sched)
+        form = FORMULATIONS.get("infermax-csp")(inst, batches=sched.n_batches)
+        form.build()
+        assert form.fix(sched)
+        res = form.solve(PROFILE)
+        assert res.status == "optimal", (name, res.status)
+        assert res.objective == pytest.approx(ver.metrics["makespan"], rel=1e-12), name
+
+
+def test_fixed_eviction_schedule_in_the_csp():
+    """csp51 with I=1 (M=4): non-EF schedulers evict; their schedules are CSP points too."""
+    inst = parse_instance(infermax.csp51(1))
+    for name in ("vllm", "sarathi", "rank-i", "infermax-sort-hist"):
+        sched = simulate(inst, make_policy(name, inst)).schedule
+        ver = verify(inst, sched)
+        assert ver.metrics["evictions"] > 0, name
+        form = FORMULATIONS.get("infermax-csp")(inst, batches=sched.n_batches)
+        form.build()
+        form.fix(sched)
+        res = form.solve(PROFILE)
+        assert res.status == "optimal" and res.objective == pytest.approx(ver.metrics["makespan"], rel=1e-12)
+
+
+@pytest.mark.parametrize("I", [1, 2, 4])
+def test_csp_optimum_verifies_and_beats_every_policy(I):
+    inst = parse_instance(infermax.csp51(I))
+    rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=60)
+    assert rep["status"] == "optimal" and rep["verified"]
+    for name, r in rep["ratios"].items():
+        assert r["objective"] >= rep["objective"] * (1 - 1e-12), name
+        assert r["lower"] == r["upper"] >= 1
+    best_ef = min(r["objective"] for n, r in rep["ratios"].items() if n.endswith("-ef"))
+    assert rep["objective"] < best_ef  # with short inputs, evicting beats every eviction-free schedule
+
+
+def test_csp_rejects_other_cost_models():
+    from lpbench.errors import InputError
+
+    inst = parse_instance({"memory": 100, "cost_model": {"form": "linear", "d0": 1, "d1": 0},
+                           "requests": [{"arrival": 0, "prompt": 2, "output": 2}]})
+    with pytest.raises(InputError, match="infermax-csp prices batches with the 'infermax' cost model"):
+        FORMULATIONS.get("infermax-csp")(inst, incumbent_objective=1.0)
+
+
+def test_generators():
+    d = infermax.csp51(64)
+    assert d["memory"] == 128 and d["requests"]["output"] == [4] * 4
+    assert infermax.csp51(1)["memory"] == 4  # max(2I, I+O-1) = max(2, 4)
+    m = infermax.mix("LILO+SISO", 9, seed=5)
+    p, o = np.array(m["requests"]["prompt"]), np.array(m["requests"]["output"])
+    assert set(p.tolist()) <= {8, 16, 512, 1024} and (p >= 512).sum() == 5 and ((p >= 512) == (o >= 512)).all()
+    assert infermax.mix("LILO+SISO", 9, seed=5) == m
+    u = infermax.uniform(64, 32, 8)
+    assert u["requests"]["prompt"] == [64] * 8 and u["limits"]["token_budget"] == 4096
