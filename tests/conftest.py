@@ -4,6 +4,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TINY = str(ROOT / "instances/tiny-slot.json")
+BATCH = str(ROOT / "instances/infermax-7b-mix40.json")
+
+
+def run(capsys, *argv):
+    """Run the CLI in-process: (exit code, stdout, stderr)."""
+    from lpbench.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
 SHARED = ROOT.parent / "shared"
 
 

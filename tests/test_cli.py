@@ -7,16 +7,8 @@ import pytest
 
 from lpbench.cli import main
 
-from conftest import ROOT
+from conftest import ROOT, run, BATCH, TINY as SLOT
 
-BATCH = str(ROOT / "instances/infermax-7b-mix40.json")
-SLOT = str(ROOT / "instances/tiny-slot.json")
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_validate_shipped(capsys):

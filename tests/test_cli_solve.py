@@ -3,18 +3,9 @@ import json
 
 import pytest
 
-from lpbench.cli import main
 
-from conftest import ROOT
+from conftest import BATCH, TINY, run
 
-TINY = str(ROOT / "instances/tiny-slot.json")
-BATCH = str(ROOT / "instances/infermax-7b-mix40.json")
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("solver, formulation", [("highs", "latency-ip"), ("cpsat", "latency-ip"),

@@ -9,7 +9,6 @@ from lpbench.instance import parse_instance
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
 from lpbench.solve import solve_instance
-from lpbench.solvers import BACKENDS, get_profile
 from lpbench.verify import verify
 
 

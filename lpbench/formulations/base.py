@@ -88,18 +88,12 @@ class LinearModel:
     def csr(self):
         """(start, index, value) by row."""
         r, c, v = self.coo()
-        order = np.lexsort((c, r))
-        start = np.zeros(self.n_rows + 1, dtype=np.int64)
-        np.add.at(start, r + 1, 1)
-        return np.cumsum(start), c[order], v[order]
+        return _compress(r, c, v, self.n_rows)
 
     def csc(self):
         """(start, index, value) by column."""
         r, c, v = self.coo()
-        order = np.lexsort((r, c))
-        start = np.zeros(self.n_vars + 1, dtype=np.int64)
-        np.add.at(start, c + 1, 1)
-        return np.cumsum(start), r[order], v[order]
+        return _compress(c, r, v, self.n_vars)
 
     def is_mip(self) -> bool:
         return any(b.any() for b in self.integer)
@@ -115,6 +109,14 @@ class LinearModel:
         np.add.at(ax, r, v * x[c])
         viol = [np.maximum(lo - x, 0), np.maximum(x - up, 0), np.maximum(rlo - ax, 0), np.maximum(ax - rup, 0)]
         return float(max((a.max() if len(a) else 0.0) for a in viol))
+
+
+def _compress(major, minor, value, n_major):
+    """Compressed sparse (start, index, value) along ``major`` (rows for CSR, columns for CSC)."""
+    order = np.lexsort((minor, major))
+    start = np.zeros(n_major + 1, dtype=np.int64)
+    np.add.at(start, major + 1, 1)
+    return np.cumsum(start), minor[order], value[order]
 
 
 class Formulation:

@@ -55,6 +55,7 @@ from ortools.sat.python import cp_model
 from ..errors import InputError
 from ..schedule import ScheduleBuilder
 from ..semantics import BATCH, RequestStates
+from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
 from .base import FORMULATIONS, Formulation
 

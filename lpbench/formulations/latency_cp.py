@@ -23,6 +23,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ..errors import InputError
+from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
 from .base import FORMULATIONS
 from .latency_ip import LatencyIP, schedule_from_starts, starts_from_schedule

@@ -13,7 +13,7 @@ def from_trace_csv(path: str, memory: int, cost_model="infermax-llama2-7b-a100",
     try:
         df = pd.read_csv(path, nrows=limit)
     except FileNotFoundError:
-        raise InputError(f"no such trace file", source=path) from None
+        raise InputError("no such trace file", source=path) from None
     missing = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"} - set(df.columns)
     if missing:
         raise InputError(f"trace is missing column(s) {', '.join(sorted(missing))}", source=path)
