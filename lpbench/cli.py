@@ -158,7 +158,8 @@ def cmd_solve(args) -> int:
         kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
         print(f"{inst.name}: {rep['formulation']} ({kind}) with {rep['solver']} ({rep['backend']}): {rep['status']}")
         print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}")
-        print(f"  bound                  {_fmt(rep['bound'])}")
+        print(f"  bound                  {_fmt(rep['bound'])}"
+              + (f" ({rep['bound_source']})" if rep["bound_source"] not in (None, rep["backend"]) else ""))
         print(f"  gap                    {_fmt(rep['gap'])}")
         print(f"  build {rep['build_seconds']:.3f}s, solve {rep['solve_seconds']:.3f}s; {rep['variables']} variables, "
               f"{rep['rows']} rows" + (f"; warm start from {rep['warm_start']}" if rep["warm_start"] else ""))

@@ -92,7 +92,10 @@ def test_gurobi_agrees_or_reports_licence_limit():
     assert rep["status"] in ("licence_limit", "optimal", "time_limit")
     if rep["status"] == "licence_limit":
         assert "size-limited licence" in rep["message"] and rep["objective"] is None
-        assert rep["ratios"]["mc-sf"]["lower"] == 1.0 and rep["ratios"]["mc-sf"]["upper"] is None
+        # no solver bound: the certified interval falls back on the closed-form volume bound
+        assert rep["bound_source"] == "volume-bound"
+        r = rep["ratios"]["mc-sf"]
+        assert r["lower"] == 1.0 and r["upper"] == pytest.approx(r["objective"] / rep["bound"])
 
 
 def test_pyomo_backend_agrees():
@@ -133,6 +136,14 @@ def test_theorem_4_3_equal_requests_at_time_0(s, o, n, M):
         bound = rep["objective"]
     assert mcsf <= 4 * bound
     assert mcsf <= o * (s + o) * n**2 / M + 5 * o * n / 8
+
+
+def test_reported_bound_is_the_better_of_solver_and_volume_bound():
+    inst = parse_instance(jaillet.instance("jaillet-model1", 0, 1))
+    rep = solve_instance(inst, "latency-ip", "highs", time_limit=1, policies=["mc-sf"])
+    vb = solve_instance(inst, "volume-bound", "highs", policies=["mc-sf"])["objective"]
+    assert rep["bound"] >= vb and rep["bound_source"] in ("highs", "volume-bound")
+    assert rep["bound"] <= rep["best_known"]
 
 
 def test_solve_reports_certified_interval_when_not_proven():
