@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, PolicyDiverged
 from .formulations import FORMULATIONS
 from .instance import Instance
 from .policies import applicable, make_policy
-from .errors import PolicyDiverged
 from .sim import simulate
 from .solvers import BACKENDS, get_profile
 from .verify import verify
@@ -135,11 +134,10 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
             bound, bound_source = vb, "volume-bound"
     if bound is not None and cls.integral_objective:
         bound = float(np.ceil(bound - 1e-6))  # every feasible objective is an integer
-    bound_for_ratio = bound
     upper_candidates = [r.objective for r in runs] + ([objective] if verified else [])
     ub = min(upper_candidates) if upper_candidates else None
     proven = cls.exact and res.status == "optimal" and verified
-    if ub is not None and bound_for_ratio is not None and bound_for_ratio > ub + TOL * max(1.0, abs(ub)):
+    if ub is not None and bound is not None and bound > ub + TOL * max(1.0, abs(ub)):
         raise SolveBugError(f"lower bound {bound} exceeds a verified schedule's {metric} {ub}")
     ratios = {}
     for r in runs:
@@ -147,7 +145,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
             lo = hi = r.objective / objective
         else:
             lo = r.objective / ub
-            hi = r.objective / bound_for_ratio if bound_for_ratio and bound_for_ratio > 0 else None
+            hi = r.objective / bound if bound and bound > 0 else None
         if lo < 1 - TOL:
             raise SolveBugError(f"competitive ratio of {r.name} below 1 ({lo})")
         ratios[r.name] = {"objective": r.objective, "lower": lo, "upper": hi}

@@ -210,10 +210,9 @@ class UnifiedScheduler(Policy):
     # -- ① GROUPREQUESTS ------------------------------------------------------------------------------
     def groups(self):
         """(members, may_evict, stop_at_first_failure) in priority order."""
-        run = self.running
         if self.priority == "rank":
             return [(self.ranked_candidates(), True, False)]
-        run = np.array(run, dtype=np.int64)
+        run = np.array(self.running, dtype=np.int64)
         decoding = self.st.m[run] >= self.st.L[run]
         dec, pre = run[decoding], run[~decoding]
         if self.sort_decodes_by_m:
@@ -257,14 +256,14 @@ class UnifiedScheduler(Policy):
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
                     continue
                 c = self.tokens_for(cand)
-                if c <= 0 or len(req) >= self.cap:                 # ③ C / P / cap: no eviction
+                if c <= 0:                                          # ③ C / P: no eviction
                     if stop:
                         break
                     continue
                 need, gate = self.reserve_needed(cand), self.gate(cand)
                 admitted = True
                 while gate > self.free():                           # ③ M
-                    v = self.victim(cand) if (may_evict or self.priority == "rank") else None
+                    v = self.victim(cand) if may_evict else None
                     if v is None:                                   # ④ self-evict / skip
                         if self.holds(cand):
                             self.evict(cand)
