@@ -200,7 +200,13 @@ def cmd_export(args) -> int:
         raise InputError(f"--formulation: {args.formulation!r} is not a linear model; export takes one of "
                          + ", ".join(n for n, c in FORMULATIONS.items()
                                      if not getattr(c, "native_backend", None) and not getattr(c, "closed_form", False)))
-    model = cls(inst).build()
+    incumbent = None
+    if getattr(cls, "needs_incumbent", False):  # its horizon comes from the best verified policy schedule
+        from .solve import run_policies
+
+        runs = run_policies(inst, None, cls.objective_metric)
+        incumbent = min(r.objective for r in runs) if runs else None
+    model = cls(inst, incumbent).build()
     h = to_highs(model)
     cols, rows = model.names()
     for j, name in enumerate(cols):
@@ -209,7 +215,8 @@ def cmd_export(args) -> int:
         h.passRowName(r, name)
     h.writeModel(args.out)
     print(f"{args.out}: {args.formulation} for {inst.name}, {model.n_vars} variables, {model.n_rows} rows "
-          f"(objective constant {model.offset:g} included)")
+          f"(objective constant {model.offset:g} included" + ("" if model.unit == 1.0 else
+                                                               f"; one objective unit = {model.unit:g} s") + ")")
     return 0
 
 

@@ -103,7 +103,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
             f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
         log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
-    res = form.solve(profile, warm) if native else backend.solve(model, profile, warm)
+    res = form.solve(profile, warm) if native else model.reported(backend.solve(model, profile, warm))
     if log:
         log(f"  {res.status} in {res.solve_seconds:.2f}s")
 

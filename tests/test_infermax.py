@@ -74,6 +74,48 @@ def test_csp_optimum_verifies_and_beats_every_policy(I):
     assert rep["objective"] < best_ef  # with short inputs, evicting beats every eviction-free schedule
 
 
+def test_generation_capacities_match_brute_force():
+    from itertools import combinations
+
+    from lpbench.formulations.infermax_csp import generation_capacities
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        I = rng.integers(1, 12, size=rng.integers(1, 6))
+        M = int(rng.integers(1, 40))
+        sets = [s for k in range(len(I) + 1) for s in combinations(range(len(I)), k)]
+        Kg = max(len(s) for s in sets if sum(I[list(s)]) <= M)
+        Kd = max(len(s) for s in sets if sum(I[list(s)] + 1) <= M)
+        Kgd = max([len(s) for s in sets for d in s if sum(I[list(s)]) + 1 <= M] or [1])
+        assert generation_capacities(I, M) == (Kg, min(Kgd, Kg), Kd), (I.tolist(), M)
+
+
+def _tiny(memory, prompt, output):
+    """Heterogeneous prompts whose optimum evicts once; the first has Kg = 2, Kgd = Kd = 1."""
+    return lambda: parse_instance({"name": "tiny", "memory": memory, "model": "batch",
+                                   "cost_model": "infermax-llama2-7b-a100", "limits": {"token_budget": 8},
+                                   "requests": {"arrival": [0] * len(prompt), "prompt": prompt, "output": output}})
+
+
+@pytest.mark.parametrize("make", [lambda: parse_instance(infermax.csp51(1)), lambda: parse_instance(infermax.csp51(2)),
+                                  _tiny(7, [4, 4, 3], [3, 2, 3]), _tiny(7, [4, 3, 3], [3, 3, 2])],
+                         ids=["csp51-I1", "csp51-I2", "mixed-a", "mixed-b"])
+def test_valid_inequalities_keep_the_optimum(make):
+    """(V1)-(V3) are valid: the plain model and the cut model have the same optimum."""
+    inst = make()
+    best = min(verify(inst, simulate(inst, make_policy(n, inst)).schedule).metrics["makespan"]
+               for n in applicable(inst) if n in FAMILY)
+    objs = []
+    for cuts in (False, True):
+        form = FORMULATIONS.get("infermax-csp")(inst, best, cuts=cuts)
+        form.build()
+        res = form.solve(PROFILE)
+        assert res.status == "optimal"
+        assert verify(inst, form.extract(res.x)).metrics["makespan"] == pytest.approx(res.objective, rel=1e-12)
+        objs.append(res.objective)
+    assert objs[0] == pytest.approx(objs[1], rel=1e-12)
+    assert objs[1] <= best * (1 + 1e-12)
+
+
 def test_csp_rejects_other_cost_models():
     from lpbench.errors import InputError
 

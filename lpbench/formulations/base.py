@@ -7,7 +7,7 @@ LP/MPS exporter consume the same object, so one source of truth feeds several em
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
@@ -22,6 +22,7 @@ FORMULATIONS: Registry[type["Formulation"]] = Registry("formulation")
 class LinearModel:
     name: str
     offset: float = 0.0  # constant added to the objective (e.g. Σ (o_i - a_i) in seed 004 (1))
+    unit: float = 1.0    # one objective unit in reported units (1e-3: the model is in ms, reports s)
     cost: list = field(default_factory=list)
     lower: list = field(default_factory=list)
     upper: list = field(default_factory=list)
@@ -99,7 +100,15 @@ class LinearModel:
         return any(b.any() for b in self.integer)
 
     def objective_value(self, x: np.ndarray) -> float:
-        return float(np.concatenate(self.cost) @ x) + self.offset
+        """The objective of x in reported units."""
+        return (float(np.concatenate(self.cost) @ x) + self.offset) * self.unit
+
+    def reported(self, res):
+        """A backend's SolveResult (model units) in reported units."""
+        if self.unit == 1.0:
+            return res
+        scale = lambda v: None if v is None else v * self.unit  # noqa: E731
+        return replace(res, objective=scale(res.objective), bound=scale(res.bound))
 
     def max_violation(self, x: np.ndarray) -> float:
         """Largest bound or row violation of x (for checking warm starts and solutions)."""

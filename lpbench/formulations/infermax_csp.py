@@ -39,10 +39,33 @@ batch (each has a phase). A schedule of makespan <= UB (the best verified policy
 most ⌊(UB − min_i a_i − W) / b⌋ non-empty batches; empty batches change no state and can be dropped,
 so J = max(that, max O_i) keeps an optimal schedule, and y_j >= y_{j+1} (non-empty batches first) is
 valid symmetry breaking. Requests with identical (a, I, O) are interchangeable, so the one listed
-first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too. Redundant cuts for CP-SAT's LP relaxation:
-Σ_j z_{i,j} >= O_i (one token per batch), m_{i,j-1} >= I_i δ_{i,j} (a decoding request holds at
-least its run's prompt, L >= I) and m_{i,j} >= (I_i + 1) dstep_{i,j}. The best policy schedule is the
-solver's hint (warm start).
+first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too. The best policy
+schedule is the solver's hint (warm start).
+
+**Redundant cuts** (always valid; they only help the LP relaxation): Σ_j z_{i,j} >= O_i (one token
+per batch), m_{i,j-1} >= I_i δ_{i,j} (a decoding request holds at least its run's prompt, L >= I) and
+m_{i,j} >= (I_i + 1) dstep_{i,j}.
+
+**Valid inequalities** (``cuts=True``, the default; ``cuts=False`` is the plain model, and the tests
+check both have the same optimum). Two facts of the model above: a decode step always generates
+(in the decode phase R = S − m = 1, so c = 1 = R), hence every generated token is either a decode
+step or a *prefill end* (g ∧ pstep), and Σ_j g_{i,j} = O_i gives O_i − D_i prefill ends, D_i = Σ_j
+dstep_{i,j}; and a request generating in batch j holds m_{i,j} = S_{i,j-1} >= I_i after it (>= I_i + 1
+if it decodes: its run's prompt L >= I_i is already cached), counted in Σ_i m_{i,j} <= M.
+
+* (V1) Σ_j c_{i,j} >= I_i (O_i − D_i) + O_i − 1. Each complete run r (one ending its prefill) caches
+  its whole prompt L_r, then decodes d_r tokens: Σ_j c >= Σ_r (L_r + d_r) with L_1 >= I_i and
+  L_r >= I_i + 1 for later runs (a token was generated before them); with #runs = O_i − D_i and
+  Σ_r d_r = D_i this is >= (O_i − D_i)(I_i + 1) − 1 + D_i.
+* (V2) Σ_j q_{i,j} >= I_i² and D_i <= O_i − 1. The first complete run goes from m = 0 to m = I_i
+  in prefill steps only, and c² + 2cm = (m + c)² − m² telescopes to I_i² over them; its last step is
+  a prefill end, so at most O_i − 1 tokens come from decode steps.
+* (V3) Σ_i g_{i,j} <= Kg y_j − (Kg − Kgd) yd_j,  Σ_i dstep_{i,j} <= Kd yd_j,  Σ_i (g − dstep)_{i,j}
+  <= Kg yp_j, where Kg, Kgd, Kd are the largest numbers of requests whose post-batch holdings (I_i,
+  one of them I_i + 1, all I_i + 1) fit in M (:func:`generation_capacities`). For the §5.1 family
+  (M = 2I) they read: at most two tokens per batch, one if anything decodes.
+
+With them CP-SAT proves the §5.1 optimum at I = 64 (the bound otherwise stalls at half the optimum).
 """
 from __future__ import annotations
 
@@ -90,6 +113,40 @@ def schedule_from_batches(inst, batches):
     return out.build()
 
 
+def batch_horizon(inst, incumbent_objective, name="infermax-csp") -> int:
+    """The horizon J of the module docstring: at most (UB − min a − W) / b non-empty batches."""
+    if incumbent_objective is None:
+        raise InputError(f"{name} needs an incumbent schedule to bound its batch horizon J "
+                         "(run it with at least one applicable policy)")
+    cm = inst.cost_model
+    I, O = inst.prompt.astype(float), inst.output.astype(float)
+    # work every schedule pays, whatever its batching (ms per layer): every request processes at
+    # least I+O-1 tokens, its prefill chunks telescope to at least I^2, its O-1 decodes read
+    # I+1, ..., I+O-1 keys, and it is in at least one prefill and O-1 decode steps
+    work = (cm.a_o * (I + O - 1).sum() + cm.a_p * (I * I).sum() + cm.s_p * inst.n
+            + cm.a_d * ((O - 1) * I + (O - 1) * O / 2).sum() + cm.s_d * (O - 1).sum())
+    per_batch = cm.b_o + min(cm.b_d, cm.b_p)  # every non-empty batch has a phase
+    to_s = cm.layers * 1e-3
+    slack = incumbent_objective - float(inst.arrival.min()) - work * to_s
+    return max(int(O.max()), int(math.floor(slack / (per_batch * to_s) + 1e-9)))
+
+
+def generation_capacities(I, memory: int) -> tuple[int, int, int]:
+    """(Kg, Kgd, Kd) of (V3): the most requests that can generate a token in one batch, the most when
+    one of them decodes, and the most decode steps, from post-batch KV >= I_i per generating request
+    (>= I_i + 1 per decoding one) and Σ m <= M; greedy over the smallest prompts is exact."""
+    I = np.sort(np.asarray(I, dtype=np.int64))
+    Kg = int(np.searchsorted(np.cumsum(I), memory, side="right"))
+    Kd = int(np.searchsorted(np.cumsum(I + 1), memory, side="right"))
+    # a decoding request i (I_i + 1) plus the most others (smallest first); the smallest I_i is best
+    # for the others but not always for i itself, so try each distinct prompt for i
+    Kgd = 0
+    for v in np.unique(I):
+        rest = np.delete(I, np.searchsorted(I, v))
+        Kgd = max(Kgd, 1 + int(np.searchsorted(np.cumsum(rest), memory - int(v) - 1, side="right")))
+    return Kg, min(Kgd, Kg), Kd
+
+
 @FORMULATIONS.register("infermax-csp")
 class InferMaxCSP(Formulation):
     name = "infermax-csp"
@@ -99,30 +156,18 @@ class InferMaxCSP(Formulation):
     objective_metric = "makespan"
     summary = "seed 003 §5 CSP over batches with evictions, exact infermax cost, CP-SAT"
 
-    def __init__(self, inst, incumbent_objective=None, batches: int | None = None):
+    def __init__(self, inst, incumbent_objective=None, batches: int | None = None, cuts: bool = True):
         super().__init__(inst, incumbent_objective)
         if inst.cost_model.form != "infermax":
             raise InputError(f"--formulation: infermax-csp prices batches with the 'infermax' cost model; the "
                              f"instance uses {inst.cost_model.form!r}")
         self.J_fixed = batches
+        self.cuts = cuts
 
     def horizon(self) -> int:
         if self.J_fixed is not None:
             return self.J_fixed
-        if self.incumbent_objective is None:
-            raise InputError("infermax-csp needs an incumbent schedule to bound its batch horizon J "
-                             "(run it with at least one applicable policy)")
-        inst, cm = self.inst, self.inst.cost_model
-        I, O = inst.prompt.astype(float), inst.output.astype(float)
-        # work every schedule pays, whatever its batching (ms per layer): every request processes at
-        # least I+O-1 tokens, its prefill chunks telescope to at least I^2, its O-1 decodes read
-        # I+1, ..., I+O-1 keys, and it is in at least one prefill and O-1 decode steps
-        work = (cm.a_o * (I + O - 1).sum() + cm.a_p * (I * I).sum() + cm.s_p * inst.n
-                + cm.a_d * ((O - 1) * I + (O - 1) * O / 2).sum() + cm.s_d * (O - 1).sum())
-        per_batch = cm.b_o + min(cm.b_d, cm.b_p)  # every non-empty batch has a phase
-        to_s = cm.layers * 1e-3
-        slack = self.incumbent_objective - float(inst.arrival.min()) - work * to_s
-        return max(int(O.max()), int(math.floor(slack / (per_batch * to_s) + 1e-9)))
+        return batch_horizon(self.inst, self.incumbent_objective, self.name)
 
     def build(self):
         inst = self.inst
@@ -158,6 +203,10 @@ class InferMaxCSP(Formulation):
                if self.incumbent_objective is not None else 2**50)
         A_prev = m.NewConstant(0)
         self.A = []
+        dstep_all = [[None] * (J + 1) for _ in range(n)]
+        q_all = [[None] * (J + 1) for _ in range(n)]
+        yd_all = [None] * (J + 1)
+        yp_all = [None] * (J + 1)
         for j in range(1, J + 1):
             feats_c, kvd_terms, q_terms, mp_terms, dsteps, psteps, cps = [], [], [], [], [], [], []
             for i in range(n):
@@ -199,6 +248,7 @@ class InferMaxCSP(Formulation):
                 m.Add(dstep + pstep == zij)
                 dsteps.append(dstep)
                 psteps.append(pstep)
+                dstep_all[i][j] = dstep
                 # redundant cuts for the LP relaxation: a decoding request holds m >= L >= I before
                 # the batch, and m >= I + 1 after a decode step
                 m.Add(mp >= int(I[i]) * delta)
@@ -218,6 +268,7 @@ class InferMaxCSP(Formulation):
                 m.Add(q == csq + 2 * cmv).OnlyEnforceIf(pstep)
                 m.Add(q == 0).OnlyEnforceIf(pstep.Not())
                 q_terms.append(q)
+                q_all[i][j] = q
                 mpp = NV(0, int(U[i]), f"mp{i}_{j}")
                 m.Add(mpp == mp).OnlyEnforceIf(pstep)
                 m.Add(mpp == 0).OnlyEnforceIf(pstep.Not())
@@ -241,6 +292,8 @@ class InferMaxCSP(Formulation):
             # batch time T_j (integer units): layers * [other + dec * (1 + phi[nd>1]) + pre * (...)] * den
             nd, npf = sum(dsteps), sum(psteps)
             yd, yp = B(f"yd{j}"), B(f"yp{j}")
+            yd_all[j] = yd
+            yp_all[j] = yp
             m.AddBoolOr(dsteps).OnlyEnforceIf(yd)
             for d in dsteps:
                 m.AddImplication(d, yd)
@@ -281,6 +334,8 @@ class InferMaxCSP(Formulation):
         for i in range(n):
             m.Add(sum(g[i][j] for j in range(1, J + 1)) == int(O[i]))   # termination
             m.Add(sum(z[i][j] for j in range(1, J + 1)) >= int(O[i]))   # one token per batch (redundant)
+        if self.cuts:
+            self._add_cuts(m, c, g, dstep_all, q_all, y, yd_all, yp_all)
         # symmetry breaking among identical requests: the first listed completes no later
         arrival_key = [float(a) for a in inst.arrival]
         for i in range(n - 1):
@@ -294,6 +349,27 @@ class InferMaxCSP(Formulation):
         self.vars = {"c": c, "e": e, "g": g, "S": S, "m": mm, "y": y}
         self.n_vars, self.n_rows = len(m.Proto().variables), len(m.Proto().constraints)
         return self
+
+    def _add_cuts(self, m, c, g, dstep, q, y, yd, yp):
+        """The valid inequalities (V1)-(V3) of the module docstring."""
+        inst, n, J = self.inst, self.inst.n, len(y) - 1
+        I, O = inst.prompt.astype(int), inst.output.astype(int)
+        Kg, Kgd, Kd = generation_capacities(I, inst.memory)
+        batches = range(1, J + 1)
+        for i in range(n):
+            # (V1) tokens processed: I_i per prefill end (O_i - decode steps of them) + O_i - 1
+            m.Add(sum(c[i][j] for j in batches)
+                  >= int(I[i]) * (int(O[i]) - sum(dstep[i][j] for j in batches)) + int(O[i]) - 1)
+            # (V2) the first run's prefill chunks telescope to I_i^2; its end is a prefill end
+            m.Add(sum(q[i][j] for j in batches) >= int(I[i]) ** 2)
+            m.Add(sum(dstep[i][j] for j in batches) <= int(O[i]) - 1)
+        for j in batches:
+            gen = sum(g[i][j] for i in range(n))
+            dec = sum(dstep[i][j] for i in range(n))
+            # (V3) tokens generated in batch j, from the post-batch memory knapsack
+            m.Add(gen <= Kg * y[j] - (Kg - Kgd) * yd[j])
+            m.Add(dec <= Kd * yd[j])
+            m.Add(gen - dec <= Kg * yp[j])
 
     @staticmethod
     def _done_after(m, S, U, i, j):
