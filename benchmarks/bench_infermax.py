@@ -4,8 +4,10 @@
    model, C = 4096), the CSP's makespan (``lpbench solve --formulation infermax-csp --solver cpsat``)
    against the best eviction-free (``*-ef``) and the best evicting policy, all verified.
 2. Fig. 11 style: mean TTFT of Rank_I, Rank_O and Rank_org on the six S/L mixes (B requests).
+3. With ``--milp highs[,gurobi]``: the same §5.1 instances (I <= 2^milp_max_log) with the MILP form
+   (``--formulation infermax-milp``) on those backends.
 
-    python benchmarks/bench_infermax.py --time-limit 120 --B 256
+    python benchmarks/bench_infermax.py --time-limit 60 --B 256 --milp highs --milp-max-log 6
 """
 import argparse
 
@@ -36,6 +38,21 @@ def csp_sweep(time_limit: float, max_log: int):
               f"{rep['solve_seconds']:8.1f}", flush=True)
 
 
+def milp_sweep(solvers: list[str], time_limit: float, max_log: int):
+    print(f"\n§5.1 with infermax-milp; makespan in ms; {time_limit:g}s per instance")
+    print(f"{'I':>5} {'solver':>7} {'status':>13} {'MILP':>9} {'bound':>9} {'gap':>7} {'rows':>7} {'solve s':>8}")
+    for k in range(max_log + 1):
+        I = 2**k
+        inst = parse_instance(infermax.csp51(I))
+        for solver in solvers:
+            rep = solve_instance(inst, "infermax-milp", solver, time_limit=time_limit)
+            obj = "" if rep["objective"] is None else f"{rep['objective'] * 1e3:9.4f}"
+            bound = "" if rep["bound"] is None else f"{rep['bound'] * 1e3:9.4f}"
+            gap = "" if rep["gap"] is None else f"{rep['gap']:7.3f}"
+            print(f"{I:>5} {solver:>7} {rep['status']:>13} {obj:>9} {bound:>9} {gap:>7} {rep['rows']:>7} "
+                  f"{rep['solve_seconds']:8.1f}", flush=True)
+
+
 def rank_table(B: int, seed: int):
     print(f"\nFig. 11 style: mean TTFT (s), six S/L mixes, B = {B}, seed {seed}, M = 100,000, C = 4096, P = 512")
     names = ("rank-i", "rank-o", "rank-org")
@@ -58,7 +75,11 @@ if __name__ == "__main__":
     ap.add_argument("--B", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-csp", action="store_true")
+    ap.add_argument("--milp", default="", help="comma-separated solver profiles for the MILP sweep")
+    ap.add_argument("--milp-max-log", type=int, default=6)
     args = ap.parse_args()
     if not args.skip_csp:
         csp_sweep(args.time_limit, args.max_log)
     rank_table(args.B, args.seed)
+    if args.milp:
+        milp_sweep(args.milp.split(","), args.time_limit, args.milp_max_log)

@@ -70,8 +70,8 @@ CASES = {"csp51-I2-B2": lambda: parse_instance(infermax.csp51(2, B=2)),
 @pytest.mark.parametrize("case", list(CASES))
 def test_milp_optimum_equals_the_csp_optimum(case):
     inst = CASES[case]()
-    csp = solve_instance(inst, "infermax-csp", "cpsat", time_limit=60)
-    milp = solve_instance(inst, "infermax-milp", "highs", time_limit=120)
+    csp = solve_instance(inst, "infermax-csp", "cpsat", time_limit=300)
+    milp = solve_instance(inst, "infermax-milp", "highs", time_limit=300)
     for rep in (csp, milp):
         assert rep["status"] == "optimal" and rep["verified"]
     assert milp["objective"] == pytest.approx(csp["objective"], rel=1e-9)
@@ -96,10 +96,10 @@ def test_milp_valid_inequalities_keep_the_optimum():
 def test_gurobi_agrees_or_reports_licence_limit():
     pytest.importorskip("gurobipy")
     inst = CASES["csp51-I2-B2"]()
-    rep = solve_instance(inst, "infermax-milp", "gurobi", time_limit=60)
+    rep = solve_instance(inst, "infermax-milp", "gurobi", time_limit=300)
     if rep["status"] == "licence_limit":
         pytest.skip("gurobipy licence does not allow this model")
-    csp = solve_instance(inst, "infermax-csp", "cpsat", time_limit=60)
+    csp = solve_instance(inst, "infermax-csp", "cpsat", time_limit=300)
     assert rep["status"] == "optimal" and rep["objective"] == pytest.approx(csp["objective"], rel=1e-9)
 
 
