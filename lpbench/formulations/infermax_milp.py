@@ -45,6 +45,10 @@ schedule into the model.
 Limits, refused with a clear error: the GQA factor (1 + φ[n > 1]) multiplies per-batch attention
 terms and breaks the telescoping (φ must be 0, as for Llama-2-7B); with different arrival times the
 makespan includes idle time that depends on individual batch times (use ``infermax-csp``).
+
+Size: the tangent rows number about n·J·(I + O) -- 2,623 rows for §5.1 at I = 1, 8,341 at I = 64 --
+so the MILP is for small instances; on the §5.1 family CP-SAT on ``infermax-csp`` is much stronger
+(README, "Seed 003 §5.1").
 """
 from __future__ import annotations
 
