@@ -147,19 +147,31 @@ def generation_capacities(I, memory: int) -> tuple[int, int, int]:
     return Kg, min(Kgd, Kg), Kd
 
 
-@FORMULATIONS.register("infermax-csp")
-class InferMaxCSP(Formulation):
-    name = "infermax-csp"
+def interchangeable_successors(inst) -> list[tuple[int, int]]:
+    """Pairs (i, i') where i' is the next request after i with the same (a, I, O): the symmetry
+    break "the one listed first completes no later" is written for these pairs."""
+    key = list(zip(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist()))
+    pairs = []
+    for i in range(inst.n - 1):
+        nxt = next((i2 for i2 in range(i + 1, inst.n) if key[i2] == key[i]), None)
+        if nxt is not None:
+            pairs.append((i, nxt))
+    return pairs
+
+
+class InferMaxBatchModel(Formulation):
+    """What the CSP and its MILP form share: the ``infermax`` cost model, the horizon J (fixed by
+    ``batches`` or :func:`batch_horizon` from the incumbent), and the switch for (V1)-(V3)."""
+
     models = (BATCH,)
     exact = True
-    native_backend = "cpsat"
     objective_metric = "makespan"
-    summary = "seed 003 §5 CSP over batches with evictions, exact infermax cost, CP-SAT"
+    needs_incumbent = True  # for the batch horizon J
 
     def __init__(self, inst, incumbent_objective=None, batches: int | None = None, cuts: bool = True):
         super().__init__(inst, incumbent_objective)
         if inst.cost_model.form != "infermax":
-            raise InputError(f"--formulation: infermax-csp prices batches with the 'infermax' cost model; the "
+            raise InputError(f"--formulation: {self.name} prices batches with the 'infermax' cost model; the "
                              f"instance uses {inst.cost_model.form!r}")
         self.J_fixed = batches
         self.cuts = cuts
@@ -168,6 +180,13 @@ class InferMaxCSP(Formulation):
         if self.J_fixed is not None:
             return self.J_fixed
         return batch_horizon(self.inst, self.incumbent_objective, self.name)
+
+
+@FORMULATIONS.register("infermax-csp")
+class InferMaxCSP(InferMaxBatchModel):
+    name = "infermax-csp"
+    native_backend = "cpsat"
+    summary = "seed 003 §5 CSP over batches with evictions, exact infermax cost, CP-SAT"
 
     def build(self):
         inst = self.inst
@@ -337,13 +356,9 @@ class InferMaxCSP(Formulation):
         if self.cuts:
             self._add_cuts(m, c, g, dstep_all, q_all, y, yd_all, yp_all)
         # symmetry breaking among identical requests: the first listed completes no later
-        arrival_key = [float(a) for a in inst.arrival]
-        for i in range(n - 1):
-            for i2 in range(i + 1, n):
-                if (arrival_key[i], I[i], O[i]) == (arrival_key[i2], I[i2], O[i2]):
-                    for j in range(1, J + 1):
-                        m.Add(S[i][j] >= int(U[i])).OnlyEnforceIf(self._done_after(m, S, U, i2, j))
-                    break
+        for i, i2 in interchangeable_successors(inst):
+            for j in range(1, J + 1):
+                m.Add(S[i][j] >= int(U[i])).OnlyEnforceIf(self._done_after(m, S, U, i2, j))
         m.Minimize(A_prev)
         self.cp, self.J = m, J
         self.vars = {"c": c, "e": e, "g": g, "S": S, "m": mm, "y": y}

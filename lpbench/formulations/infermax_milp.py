@@ -56,8 +56,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..semantics import BATCH, RequestStates
-from .base import FORMULATIONS, INF, Formulation, LinearModel
-from .infermax_csp import batch_horizon, generation_capacities, schedule_from_batches
+from .base import FORMULATIONS, INF, LinearModel
+from .infermax_csp import InferMaxBatchModel, generation_capacities, interchangeable_successors, schedule_from_batches
 
 
 class _Rows:
@@ -100,34 +100,24 @@ class _Rows:
 
 
 @FORMULATIONS.register("infermax-milp")
-class InferMaxMILP(Formulation):
+class InferMaxMILP(InferMaxBatchModel):
     name = "infermax-milp"
-    models = (BATCH,)
-    exact = True
-    objective_metric = "makespan"
-    needs_incumbent = True  # for the batch horizon J
     summary = "seed 003 §5 CSP as an exact MILP (telescoped prefill attention), HiGHS/Gurobi; φ = 0, offline"
 
     def __init__(self, inst, incumbent_objective=None, batches: int | None = None, cuts: bool = True):
-        super().__init__(inst, incumbent_objective)
-        cm = inst.cost_model
-        if cm.form != "infermax":
-            raise InputError(f"--formulation: infermax-milp prices batches with the 'infermax' cost model; the "
-                             f"instance uses {cm.form!r}")
-        if cm.phi != 0:
+        super().__init__(inst, incumbent_objective, batches, cuts)
+        if inst.cost_model.phi != 0:
             raise InputError(f"--formulation: infermax-milp needs the GQA factor phi = 0 (it breaks the "
-                             f"telescoped prefill cost); the cost model has phi = {cm.phi}; use infermax-csp")
+                             f"telescoped prefill cost); the cost model has phi = {inst.cost_model.phi}; "
+                             "use infermax-csp")
         if np.any(inst.arrival != inst.arrival[0]):
             raise InputError("--formulation: infermax-milp is the offline model (every request arriving at the "
                              "same time); this instance has different arrival times; use infermax-csp")
-        self.J_fixed = batches
-        self.cuts = cuts
 
     def build(self) -> LinearModel:
         inst, cm = self.inst, self.inst.cost_model
         n = inst.n
-        J = self.J_fixed if self.J_fixed is not None else batch_horizon(inst, self.incumbent_objective, self.name)
-        self.J = J
+        J = self.J = self.horizon()
         I = inst.prompt.astype(np.int64)[:, None]          # (n, 1): broadcasts against (n, J)
         O = inst.output.astype(np.int64)[:, None]
         U = I + O
@@ -244,10 +234,8 @@ class InferMaxMILP(Formulation):
         rows.add("m_prev >= I delta", [(1, mp), (-I, delta)], lo=0)
         rows.add("m >= (I + 1) dstep", [(1, mc), (-(I + 1), dstep)], lo=0)
         # symmetry: among identical requests the one listed first completes no later
-        for i in range(n - 1):
-            same = np.flatnonzero((inst.prompt[i + 1:] == inst.prompt[i]) & (inst.output[i + 1:] == inst.output[i]))
-            if len(same):
-                rows.add(f"symmetry {i}", [(1, d[i + 1 + same[0]]), (-1, d[i])], hi=0)
+        for i, i2 in interchangeable_successors(inst):
+            rows.add(f"symmetry {i}", [(1, d[i2]), (-1, d[i])], hi=0)
         if self.cuts:
             self._add_cuts(rows, I, O, c, g, dstep, wpe, y, yd, yp)
         self.vars = dict(S=S, m=m, L=L, c=c, g=g, e=e, z=z, d=d, delta=delta, dstep=dstep, evp=evp, kvd=kvd,
@@ -275,9 +263,6 @@ class InferMaxMILP(Formulation):
         :class:`~lpbench.semantics.RequestStates`, products and telescoped features evaluated."""
         if schedule.n_batches > self.J:
             return None
-        return self.point(schedule)
-
-    def point(self, schedule) -> np.ndarray:
         inst, n, J, v = self.inst, self.inst.n, self.J, self.vars
         x = np.zeros(self.model.n_vars)
         st = RequestStates(inst.prompt, inst.output, BATCH)
