@@ -157,7 +157,9 @@ def cmd_solve(args) -> int:
     else:
         kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
         print(f"{inst.name}: {rep['formulation']} ({kind}) with {rep['solver']} ({rep['backend']}): {rep['status']}")
-        print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}")
+        source = rep.get("objective_source")
+        print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}"
+              + (f" ({source})" if source and source != "solver" else ""))
         print(f"  bound                  {_fmt(rep['bound'])}"
               + (f" ({rep['bound_source']})" if rep["bound_source"] not in (None, rep["backend"]) else ""))
         print(f"  gap                    {_fmt(rep['gap'])}")

@@ -8,6 +8,9 @@
    For formulations whose objective is integral on every feasible point, the bound is rounded up.
    For the seed-004 exact models the reported bound is the larger of the solver's and the closed-form
    ``volume-bound`` (both valid for the same optimum); ``bound_source`` says which.
+   The reported objective is the best verified schedule: the solver's, or -- when the solver found
+   none or a worse one before its limit -- the best policy schedule (``objective_source`` names it),
+   so a verified schedule is never hidden behind ``objective: null``.
 4. Certified competitive ratios. UB = best verified objective (solver or policy), LB = the solver's
    proven bound (or a relaxation's optimum). Proven optimum: ratio = policy / OPT. Otherwise the
    interval [policy / UB, policy / LB]. LB > UB or a ratio below 1 is a bug and raises.
@@ -15,7 +18,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,6 +31,8 @@ from .solvers import BACKENDS, get_profile
 from .verify import verify
 
 TOL = 1e-6
+#: the solver always gets at least this many seconds, even when simulation and building used up --time-limit
+MIN_SOLVE_SECONDS = 1.0
 
 
 class SolveBugError(RuntimeError):
@@ -71,6 +76,9 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
 def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str = "highs",
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
                    log=None) -> dict:
+    """Run the pipeline above. The profile's time limit bounds the whole call: the solver is given
+    what policy simulation and model building left of it (at least ``MIN_SOLVE_SECONDS``)."""
+    t_enter = time.perf_counter()
     cls = FORMULATIONS.get(formulation)
     if inst.model not in cls.models:
         raise InputError(f"--formulation: {formulation!r} is defined for model "
@@ -89,6 +97,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         log(f"building {formulation}")
     t0 = time.perf_counter()
     form = cls(inst, incumbent_objective=best.objective if best else None)
+    form.check_size()
     model = form.build()
     native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
     warm = form.warm_start(best.schedule) if best is not None else None
@@ -103,7 +112,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
             f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
         log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
-    res = form.solve(profile, warm) if native else model.reported(backend.solve(model, profile, warm))
+    left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_enter), MIN_SOLVE_SECONDS))
+    res = form.solve(left, warm) if native else model.reported(backend.solve(model, left, warm))
     if log:
         log(f"  {res.status} in {res.solve_seconds:.2f}s")
 
@@ -122,6 +132,13 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         objective = float(ver.metrics[metric])  # report the verifier's number, not the solver's float
     elif cls.exact:
         verified = False
+    objective_source = "solver" if verified else None
+    if cls.exact and best is not None and res.status != "optimal" and (not verified or best.objective < objective):
+        # the solver stopped without a schedule at least as good: report the best verified policy schedule
+        objective, schedule, verified = best.objective, best.schedule, True
+        objective_source = f"policy {best.name}"
+        note = f"the objective is the verified {best.name} schedule (the solver found no better one)"
+        res = replace(res, message=f"{res.message}; {note}" if res.message else note)
 
     bound, bound_source = res.bound, (profile.backend if res.bound is not None else None)
     if cls.exact and metric == "total_latency" and inst.model == "slot":
@@ -158,6 +175,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "backend": profile.backend,
         "status": res.status,
         "objective": objective,
+        "objective_source": objective_source,
         "bound": bound,
         "bound_source": bound_source,
         "gap": (abs(objective - bound) / max(abs(objective), 1e-12)

@@ -7,14 +7,20 @@ LP/MPS exporter consume the same object, so one source of truth feeds several em
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import numpy as np
 
+from ..errors import InputError
 from ..registry import Registry
 
 INF = float("inf")
+#: models with more constraint-matrix entries than this are refused before they are built (about
+#: 100 bytes per entry while building and passing the model: 20 M entries ~ 2 GB); override with the
+#: environment variable LPBENCH_MAX_NONZEROS
+MAX_NONZEROS = 20_000_000
 FORMULATIONS: Registry[type["Formulation"]] = Registry("formulation")
 
 
@@ -148,6 +154,23 @@ class Formulation:
 
     def build(self) -> LinearModel:
         raise NotImplementedError
+
+    def estimate_nonzeros(self) -> int | None:
+        """Constraint-matrix entries (or CP-SAT terms) ``build`` would create, computed without building;
+        None where the model's size is bounded by construction."""
+        return None
+
+    #: what to use instead when the model is too large (named in the refusal)
+    scalable_alternative: ClassVar[str] = ""
+
+    def check_size(self) -> None:
+        """Refuse, before building, a model too large to build in memory (exit 2 with a suggestion)."""
+        nnz = self.estimate_nonzeros()
+        limit = int(os.environ.get("LPBENCH_MAX_NONZEROS", MAX_NONZEROS))
+        if nnz is not None and nnz > limit:
+            hint = f"; {self.scalable_alternative}" if self.scalable_alternative else ""
+            raise InputError(f"--formulation: {self.name!r} on {self.inst.name} would have about {nnz:,} matrix "
+                             f"entries (limit {limit:,}, about {nnz * 100 / 2**30:.1f} GiB to build){hint}")
 
     def extract(self, x: np.ndarray):
         """A Schedule from a solution vector (exact formulations only)."""

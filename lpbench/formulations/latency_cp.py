@@ -36,6 +36,11 @@ class LatencyCP(LatencyIP):
     integral_objective = True
     native_backend = "cpsat"
     summary = "CP-SAT cumulative model equal to latency-ip (start variables, memory ramp as intervals)"
+    scalable_alternative = "use --formulation volume-bound for a lower bound that scales"
+
+    def estimate_nonzeros(self) -> int:
+        """One interval per active round of each request: Σ o_i."""
+        return int(self.inst.output.sum())
 
     def build(self):
         inst = self.inst

@@ -64,6 +64,14 @@ class LatencyIP(Formulation):
             last = np.minimum(last, a + ub - int(o.sum()))
         return np.maximum(last, a)
 
+    scalable_alternative = ("use --formulation volume-bound (closed form, seconds at 10,000 requests) or "
+                            "volume-lp for a lower bound, or latency-cp with a cpsat solver for schedules")
+
+    def estimate_nonzeros(self) -> int:
+        """(2) has one entry per x_{i,k}; (3) has o_i entries per x_{i,k}."""
+        starts = self.horizon() - self.inst.arrival.astype(np.int64) + 1
+        return int((starts * (self.inst.output + 1)).sum())
+
     def build(self) -> LinearModel:
         inst = self.inst
         a = inst.arrival.astype(np.int64)

@@ -3,12 +3,13 @@ warm start. Continuous variables are refused with a clear error (CP-SAT solves i
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 from ortools.sat.python import cp_model
 
 from ..errors import InputError
-from .base import BACKENDS, Backend, SolveResult
+from .base import BACKENDS, Backend, SolveResult, run_until
 
 
 def _as_int(arr, what):
@@ -25,6 +26,7 @@ class CpSatBackend(Backend):
     integer_only = True
 
     def solve(self, model, profile, warm_x=None) -> SolveResult:
+        t_enter = time.perf_counter()
         cost, lower, upper, integer, rlo, rup = model.arrays()
         if not integer.all():
             raise InputError(f"--solver: CP-SAT solves integer models only; formulation {model.name.split(':')[0]!r} "
@@ -35,7 +37,12 @@ class CpSatBackend(Backend):
         m = cp_model.CpModel()
         big = 2**53
         xs = [m.NewIntVar(int(max(lower[j], -big)), int(min(upper[j], big)), f"x{j}") for j in range(model.n_vars)]
+        deadline = t_enter + float(profile.time_limit)
         for r in range(model.n_rows):
+            if r % 64 == 0 and time.perf_counter() > deadline:
+                return SolveResult("time_limit", solve_seconds=time.perf_counter() - t_enter,
+                                   message=f"passing the model to CP-SAT row by row took the whole time limit "
+                                           f"({r} of {model.n_rows} rows); a native CP-SAT formulation is faster")
             a, b = start[r], start[r + 1]
             if a == b:
                 continue
@@ -54,8 +61,11 @@ class CpSatBackend(Backend):
             for j in range(model.n_vars):
                 m.AddHint(xs[j], int(round(warm_x[j])))
         off = model.offset
-        return solve_cp(m, profile, lambda solver: np.array([solver.Value(v) for v in xs], dtype=np.float64),
+        convert = time.perf_counter() - t_enter  # row-by-row conversion counts against the time limit
+        profile = replace(profile, time_limit=max(profile.time_limit - convert, 1.0))
+        res = solve_cp(m, profile, lambda solver: np.array([solver.Value(v) for v in xs], dtype=np.float64),
                         to_objective=lambda v: v + off)
+        return replace(res, solve_seconds=res.solve_seconds + convert)
 
 
 def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v: v) -> SolveResult:
@@ -71,7 +81,12 @@ def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v:
     for k, v in profile.options.items():
         setattr(p, k, v)
     t0 = time.perf_counter()
-    st = solver.Solve(m)
+    status = []
+    if not run_until(lambda: status.append(solver.Solve(m)), solver.StopSearch, t0 + float(profile.time_limit),
+                     time.perf_counter):
+        return SolveResult("time_limit", solve_seconds=time.perf_counter() - t0,
+                           message="CP-SAT did not stop within 1 s of the time limit; its run was abandoned")
+    st = status[0]
     secs = time.perf_counter() - t0
     if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         obj = to_objective(solver.ObjectiveValue())
