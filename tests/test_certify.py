@@ -33,7 +33,7 @@ def test_solver_without_schedule_reports_the_best_verified_policy_schedule(monke
 
 
 def test_solver_schedule_is_the_source_when_it_is_best():
-    rep = solve_instance(draw(n=6), "latency-ip", "highs", 30, ["mc-sf"])
+    rep = solve_instance(draw(n=4), "latency-ip", "highs", 60, ["mc-sf"])
     assert rep["status"] == "optimal" and rep["objective_source"] == "solver"
 
 
