@@ -33,7 +33,7 @@ with open(src, "w") as fh:
         k = min(1_000_000, args.rows - done)
         us = np.cumsum(rng.integers(1, 2000, k)) + (done * 1000)
         p, o = rng.integers(1, 8000, k), rng.integers(1, 1000, k)
-        fh.writelines(f"{(t0 + timedelta(microseconds=int(u))).isoformat(sep=' ')}0,{a},{b}\n"
+        fh.writelines(f"{(t0 + timedelta(microseconds=int(u))):%Y-%m-%d %H:%M:%S.%f}0,{a},{b}\n"
                       for u, a, b in zip(us, p, o))
         done += k
 print(f"trace: {args.rows:,} rows, {src.stat().st_size / 1e6:.0f} MB", flush=True)

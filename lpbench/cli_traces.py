@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from .errors import InputError
+
 
 def _log(msg: str) -> None:
     print(f"lpbench: {msg}", file=sys.stderr, flush=True)
@@ -33,6 +35,37 @@ def cmd_import(args) -> int:
         print(f"  limit_reached            --limit {spec.limit}")
     for line in head["meta"]["import"].get("malformed_first", [])[:5]:
         print(f"  skipped {line}", file=sys.stderr)
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    import shlex
+    from pathlib import Path
+
+    from .calibrate import calibrate, profile_toml, read_timings
+    from .outputs import write_text
+
+    if args.out and not args.out.endswith(".toml"):
+        raise InputError(f"--out: must end with .toml (a profile for models/), got {args.out}")
+    if args.out and Path(args.out).exists() and not args.force:
+        raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
+    t = read_timings(args.timings, args.where, args.exclude)
+    best, fits = calibrate(t, args.form, args.folds, args.seed, args.loss == "relative", args.layers, args.phi)
+    print(f"{args.timings}: {t.rows} rows, {len(t)} distinct batches ({t.layout}); "
+          f"{args.folds}-fold cross-validation, {args.loss} least squares, coefficients >= 0")
+    print(f"  {'form':<10} {'in-sample MAPE':>14} {'held-out R2':>12} {'MAPE':>8} {'worst':>8}")
+    for f in fits:
+        h = f.heldout
+        mark = " <- chosen" if f is best and len(fits) > 1 else ""
+        print(f"  {f.form:<10} {100 * f.train['mape']:>13.2f}% {h['r2']:>12.4f} {100 * h['mape']:>7.2f}% "
+              f"{100 * h['worst_rel_error']:>7.2f}%{mark}")
+    print("  coefficients: " + ", ".join(f"{k}={v:.6g}" for k, v in best.coefficients.items()))
+    if args.out:
+        command = "lpbench " + " ".join(shlex.quote(a) for a in args.argv if a != "--force")
+        desc = args.description or f"{best.form} form calibrated on {Path(args.timings).name}; seconds"
+        write_text(args.out, profile_toml(best, t, args.timings, command, desc, args.where, args.exclude,
+                                          args.folds, args.seed, args.loss, args.note), force=args.force)
+        print(f"  profile written to {args.out} (held-out MAPE {100 * best.heldout['mape']:.2f} %)")
     return 0
 
 
@@ -67,3 +100,24 @@ def add_parsers(sub) -> None:
     s.add_argument("--attribution", help="citation of the trace, recorded in meta")
     s.add_argument("--name", help="instance name (default: the file's stem)")
     s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser("calibrate", help="fit a cost-model form to measured batch timings; write a models/ profile",
+                       description="Sign-constrained least squares (scipy lsq_linear, coefficients >= 0) of a "
+                       "cost-model form to batch timings (lpbench profile CSV or splitwise perf_model.csv); "
+                       "R2, MAPE and worst relative error on held-out batches. See lpbench/calibrate.py.")
+    s.add_argument("timings", help="CSV: lpbench timings v1 (lpbench profile) or splitwise perf_model.csv")
+    s.add_argument("--form", default="auto", help="linear, piecewise, staircase, infermax or auto (lowest held-out "
+                   "MAPE; default)")
+    s.add_argument("--out", help="profile to write, e.g. models/NAME.toml")
+    s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing file")
+    s.add_argument("--where", action="append", metavar="COL=VALUE[,COL=VALUE]", help="keep only matching rows")
+    s.add_argument("--exclude", action="append", metavar="COL=VALUE[,COL=VALUE]",
+                   help="drop rows matching every pair (repeatable)")
+    s.add_argument("--folds", type=int, default=4, help="K of the K-fold cross-validation (default 4)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the fold assignment (default 0)")
+    s.add_argument("--loss", choices=["relative", "absolute"], default="relative")
+    s.add_argument("--layers", type=int, default=1, help="infermax: layers L (coefficients per layer; default 1)")
+    s.add_argument("--phi", type=float, default=0.0, help="infermax: GQA batching overhead (default 0)")
+    s.add_argument("--description", help="profile description (lpbench list models)")
+    s.add_argument("--note", help="a comment line for the profile (e.g. why rows were excluded)")
+    s.set_defaults(func=cmd_calibrate, argv=sys.argv[1:])

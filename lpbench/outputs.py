@@ -45,3 +45,16 @@ def write_instance_columns(path: str | Path, head: dict, columns: dict, force: b
             fh.write("]")
         fh.write("\n}}\n")
     os.replace(tmp, p)
+
+
+def write_text(path: str | Path, text: str, force: bool = False, flag: str = "--out") -> None:
+    """A text file (a profile TOML, a CSV) written atomically, never silently overwriting."""
+    p = Path(path)
+    if p.exists() and not force:
+        raise InputError(f"{flag}: {p} already exists; choose another path or pass --force to overwrite")
+    if p.parent and not p.parent.exists():
+        p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent or ".", prefix=f".{p.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, p)
