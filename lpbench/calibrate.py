@@ -178,7 +178,7 @@ def _nonneg_lsq(X: np.ndarray, y: np.ndarray, relative: bool) -> np.ndarray:
     theta = np.zeros(X.shape[1])
     if live.any():
         res = lsq_linear(A[:, live] / scale[live], y * w, bounds=(0.0, np.inf), method="bvls")
-        theta[live] = res.x / scale[live]
+        theta[live] = np.maximum(res.x, 0.0) / scale[live]  # bvls may return -1e-19 for an active bound
     return theta
 
 

@@ -121,3 +121,12 @@ def add_parsers(sub) -> None:
     s.add_argument("--description", help="profile description (lpbench list models)")
     s.add_argument("--note", help="a comment line for the profile (e.g. why rows were excluded)")
     s.set_defaults(func=cmd_calibrate, argv=sys.argv[1:])
+
+    from .profile import SHAPES, add_arguments, cmd_profile
+
+    s = sub.add_parser("profile", help="time prefill, decode and mixed batches of a transformer shape (needs torch)",
+                       description="Random-weight Llama-architecture decoder built from a config "
+                       f"({', '.join(SHAPES)}); writes the timings CSV that lpbench calibrate reads. "
+                       "See lpbench/profile.py.")
+    add_arguments(s)
+    s.set_defaults(func=cmd_profile)
