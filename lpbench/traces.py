@@ -10,7 +10,8 @@ Python objects per row, and ``limit`` stops the read early. The instance is writ
 
 Clipping rules, applied in this order to every well-formed row and counted in ``meta.import.counts``:
 
-1. window: with ``start``/``end`` (seconds after the file's first request, before rate scaling), rows
+1. window: with ``start``/``end`` (seconds after the arrival of the file's first well-formed row, before
+   rate scaling; the Azure traces are in time order), rows
    with arrival outside ``[start, end)`` are dropped (``outside_window``);
 2. zero lengths: a prompt or output of 0 tokens is raised to 1 (``prompt_raised_to_1``,
    ``output_raised_to_1``), since every request processes at least one token (semantics.py);
