@@ -7,7 +7,9 @@ lower bound (not a test; the output goes in the README).
 Steps: ``lpbench import azure`` of the trace (all 19,366 requests; arrival times divided by
 ``--rate-scale``), M = ``--memory`` KV tokens, C = ``--token-budget``; then each policy of
 ``lpbench list policies`` defined for the batch model is simulated and its schedule verified
-(``lpbench.verify``); a schedule that fails verification is reported and gets no ratio.
+(``lpbench.verify``); a schedule that fails verification is reported and gets no ratio. Each policy
+runs in a child process with a wall-clock limit (``--policy-time-limit``); one that does not finish in
+time is reported as such, with no number.
 
 Lower bound (``isolation_bound``, a valid one that needs no solver; the trace-scale batch bound of the
 batch-certification issue replaces it when it lands). For the infermax form with coefficients >= 0,
@@ -23,6 +25,7 @@ Summing, total latency >= Σ_i L_i. It ignores queueing and memory entirely, so 
 the ratio upper ends below measure the policies against an optimum that could be far above the bound.
 """
 import argparse
+import multiprocessing as mp
 import time
 from pathlib import Path
 
@@ -62,6 +65,7 @@ ap.add_argument("--memory", type=int, default=50_000, help="KV tokens (2xA100-80
 ap.add_argument("--token-budget", type=int, default=16384)
 ap.add_argument("--rate-scale", type=float, default=0.1)
 ap.add_argument("--policies", help="comma-separated (default: every batch-model policy)")
+ap.add_argument("--policy-time-limit", type=float, default=300.0, help="seconds per policy (simulate + verify)")
 args = ap.parse_args()
 
 t0 = time.perf_counter()
@@ -75,23 +79,49 @@ print(f"instance: {inst.n} requests over {inst.arrival[-1]:.0f} s (rate scale {a
       f"{args.profile}, M = {inst.memory}, C = {args.token_budget}; built in {time.perf_counter() - t0:.1f} s")
 print(f"lower bound (isolation, certified): total latency {bound:.6g} s, mean {bound / inst.n:.4g} s")
 names = args.policies.split(",") if args.policies else [n for n, c in POLICIES.items() if BATCH in c.models]
-rows = []
-for name in names:
-    t1 = time.perf_counter()
+
+
+def run_one(name: str, queue) -> None:
+    """Simulate and verify one policy (in a child process); put (feasible, metrics, problem)."""
     res = simulate(inst, make_policy(name, inst))
     ver = verify(inst, res.schedule)
-    m = ver.metrics
+    problem = None
     if ver.feasible:  # per request, latency >= L_i: a violation is a bug in the bound or the semantics
         short = np.flatnonzero(ver.completion - inst.arrival < lb - 1e-9 * np.maximum(1.0, lb))
-        assert not len(short), f"{name}: request {short[0]} finishes faster than its isolation bound"
-    rows.append((name, ver.feasible, m, time.perf_counter() - t1))
-    print(f"  {name:<20} verified={ver.feasible} mean_latency={m.get('mean_latency', float('nan')):.4g} s "
+        if len(short):
+            problem = f"request {short[0]} finishes faster than its isolation bound"
+    queue.put((ver.feasible, ver.metrics, problem))
+
+
+rows = []
+ctx = mp.get_context("fork")
+for name in names:
+    t1 = time.perf_counter()
+    queue = ctx.Queue()
+    child = ctx.Process(target=run_one, args=(name, queue))
+    child.start()
+    child.join(args.policy_time_limit)
+    if child.is_alive():
+        child.terminate()
+        child.join()
+        rows.append((name, None, {}, time.perf_counter() - t1))
+        print(f"  {name:<20} did not finish in {args.policy_time_limit:g} s", flush=True)
+        continue
+    feasible, m, problem = queue.get()
+    assert problem is None, f"{name}: {problem} (a bug)"
+    rows.append((name, feasible, m, time.perf_counter() - t1))
+    print(f"  {name:<20} verified={feasible} mean_latency={m.get('mean_latency', float('nan')):.4g} s "
           f"({time.perf_counter() - t1:.1f} s)", flush=True)
+if not any(r[1] for r in rows):
+    raise SystemExit("no policy produced a verified schedule in time")
 best = min(r[2]["total_latency"] for r in rows if r[1])
 print()
 print("| policy | verified | mean latency (s) | p99 latency (s) | makespan (s) | evictions | ratio interval [policy/best, policy/bound] |")
 print("|---|---|---|---|---|---|---|")
 for name, ok, m, _ in sorted(rows, key=lambda r: r[2].get("total_latency", np.inf)):
+    if ok is None:
+        print(f"| {name} | not finished in {args.policy_time_limit:g} s | - | - | - | - | - |")
+        continue
     if not ok:
         print(f"| {name} | NO | - | - | - | - | - |")
         continue
