@@ -31,7 +31,6 @@ from pathlib import Path
 
 import numpy as np
 
-from lpbench import costmodels
 from lpbench.instance import parse_instance
 from lpbench.policies import POLICIES, make_policy
 from lpbench.semantics import BATCH

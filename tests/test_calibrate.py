@@ -35,11 +35,9 @@ def synthetic(tmp_path, model, seed=0, noise=0.0):
     {"form": "linear", "d0": 0.02, "d1": 3e-6},
     {"form": "piecewise", "c": 0.03, "a": 2e-4, "b0": 64},
     {"form": "staircase", "c": 0.01, "a": 0.03, "b0": 128},
-    costmodels.read_profile("infermax-llama2-7b-a100") | {},
+    {"form": "infermax", **costmodels.read_profile("infermax-llama2-7b-a100")["coefficients"]},
 ])
 def test_exact_timings_recover_the_form(tmp_path, spec):
-    if "coefficients" in spec:
-        spec = {"form": spec["form"], **spec["coefficients"]}
     model = costmodels.build(spec)
     t = read_timings(str(synthetic(tmp_path, model)))
     best, fits = calibrate(t, spec["form"], layers=int(spec.get("layers", 1)))
