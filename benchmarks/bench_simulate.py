@@ -10,8 +10,8 @@ import argparse
 import time
 from pathlib import Path
 
-from lpbench.generators.trace import from_trace_csv
 from lpbench.instance import parse_instance
+from lpbench.traces import ImportSpec, import_trace
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
 from lpbench.verify import verify
@@ -25,7 +25,8 @@ ap.add_argument("--token-budget", type=int, default=16384)
 args = ap.parse_args()
 
 t0 = time.perf_counter()
-inst = parse_instance(from_trace_csv(args.trace, args.memory, limits={"token_budget": args.token_budget}))
+head, cols = import_trace(args.trace, ImportSpec.for_format("azure", memory=args.memory, token_budget=args.token_budget))
+inst = parse_instance({**head, "requests": {k: v.tolist() for k, v in cols.items()}})
 print(f"instance: {inst.n} requests, {int(inst.prompt.sum())} prompt + {int(inst.output.sum())} output tokens, "
       f"built in {time.perf_counter() - t0:.2f}s")
 for name in args.policies.split(","):

@@ -385,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")
     s.add_argument("what", choices=["models", "policies", "formulations", "solvers"])
     s.set_defaults(func=cmd_list)
+    __import__("lpbench.cli_traces").cli_traces.add_parsers(sub)  # import, calibrate, profile (issue 11)
     return p
 
 

@@ -21,7 +21,7 @@ from .semantics import BATCH, MODELS, SLOT, peak_footprint
 
 #: integers above this are rejected (they cannot be token counts or times of a real instance)
 MAX_INT = 2**40
-TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits")
+TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits", "meta")
 REQUIRED_REQUEST_KEYS = ("arrival", "prompt", "output")
 OPTIONAL_REQUEST_KEYS = ("id", "class", "tbt_slo", "ttft_slo")
 LIMIT_KEYS = ("token_budget", "prefill_budget", "max_batch_requests")
@@ -58,6 +58,8 @@ class Instance:
     request_class: list | None = None
     tbt_slo: np.ndarray | None = None
     ttft_slo: np.ndarray | None = None
+    #: free-form provenance (source file, licence, import rules and counts); never read by the core
+    meta: dict | None = None
 
     @property
     def n(self) -> int:
@@ -91,6 +93,8 @@ class Instance:
             out["cost_model"] = self.cost_model_spec
         if self.limits.to_dict():
             out["limits"] = self.limits.to_dict()
+        if self.meta is not None:
+            out["meta"] = self.meta
         out["requests"] = requests
         return out
 
@@ -207,6 +211,8 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
     col.add("memory", _int_problem(data["memory"], 1))
     if "name" in data and not isinstance(data["name"], str):
         col.add("name", f"must be a string, got {_show(data['name'])}")
+    if "meta" in data and not isinstance(data["meta"], dict):
+        col.add("meta", f"must be an object (provenance: source, licence, import rules), got {_show(data['meta'])}")
 
     spec = data.get("cost_model")
     model = data.get("model", SLOT if spec is None else BATCH)
@@ -305,6 +311,7 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
         request_class=[cols["class"][j] for j in order] if "class" in cols else None,
         tbt_slo=opt_float("tbt_slo"),
         ttft_slo=opt_float("ttft_slo"),
+        meta=data.get("meta"),
     )
 
 
