@@ -156,6 +156,8 @@ def cmd_solve(args) -> int:
         print(json.dumps(rep))
     else:
         kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
+        if "capacity" in rep:
+            kind = "throughput capacity bound, requests/s"
         print(f"{inst.name}: {rep['formulation']} ({kind}) with {rep['solver']} ({rep['backend']}): {rep['status']}")
         print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}")
         print(f"  bound                  {_fmt(rep['bound'])}"
@@ -165,6 +167,12 @@ def cmd_solve(args) -> int:
               f"{rep['rows']} rows" + (f"; warm start from {rep['warm_start']}" if rep["warm_start"] else ""))
         if rep["message"]:
             print(f"  note: {rep['message']}")
+        if "capacity" in rep:
+            cap = rep["capacity"]
+            print(f"  capacity bound {_fmt(cap['bound_requests_per_s'])} requests/s, "
+                  f"{_fmt(cap['bound_tokens_per_s'])} tokens/s ({cap['method']}); drain bound {_fmt(cap['drain_bound_s'])} s")
+            for name, r in cap["policies"].items():
+                print(f"    {name:<22} makespan {_fmt(r['makespan']):>10}   drain time / drain bound {_fmt(r['ratio'])}")
         if rep["verified"] is not None:
             print(f"  schedule verified: {'yes' if rep['verified'] else 'no schedule'}")
         if rep["ratios"]:

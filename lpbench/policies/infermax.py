@@ -254,6 +254,8 @@ class UnifiedScheduler(Policy):
                     continue
                 dec = self.decoding(cand)
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
+                    if stop:  # R_w holds prefills only: every later member is skipped too
+                        break
                     continue
                 c = self.tokens_for(cand)
                 if c <= 0:                                          # ③ C / P: no eviction
