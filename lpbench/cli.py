@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from . import __version__
+from . import __version__, cli_capacity
 from .errors import InputError, PolicyError
 from .errors import PolicyDiverged
 from .solve import SolveBugError
@@ -387,6 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--B", type=int, help="number of requests (uniform; mix, default 64)")
     g.add_argument("--mix", help="one of the six pairs, e.g. LILO+SISO (default: all six)")
     s.set_defaults(func=cmd_generate)
+
+    cli_capacity.add_parsers(sub)
 
     s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")
     s.add_argument("what", choices=["models", "policies", "formulations", "solvers"])

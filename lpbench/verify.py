@@ -40,6 +40,7 @@ class VerifyResult:
     metrics: dict = field(default_factory=dict)
     first_token: np.ndarray | None = None
     completion: np.ndarray | None = None
+    tbt: tuple[np.ndarray, np.ndarray] | None = None  # (request index, gap) of every inter-token gap
 
     def to_dict(self) -> dict:
         return {"feasible": self.feasible, "violations": self.violations, "metrics": self.metrics}
@@ -60,6 +61,7 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
     last_emit = np.full(n, np.nan)
     max_gap = np.zeros(n)
     gaps: list[np.ndarray] = []
+    gap_req: list[np.ndarray] = []
     peak = 0
     busy = 0.0
     end = -np.inf
@@ -153,6 +155,7 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
             if has_prev.any():
                 gap = end - prev[has_prev]
                 gaps.append(gap)
+                gap_req.append(g_idx[has_prev])
                 np.maximum.at(max_gap, g_idx[has_prev], gap)
             newly = g_idx[~has_prev]
             first_token[newly] = end
@@ -204,4 +207,5 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
     if inst.tbt_slo is not None:
         has = ~np.isnan(inst.tbt_slo)
         metrics["tbt_slo_attainment"] = float(np.mean(max_gap[has] <= inst.tbt_slo[has] + EPS)) if has.any() else None
-    return VerifyResult(True, [], metrics, first_token, completion)
+    tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
+    return VerifyResult(True, [], metrics, first_token, completion, (tbt_req, tbt))
