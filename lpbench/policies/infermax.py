@@ -224,13 +224,18 @@ class UnifiedScheduler(Policy):
     def ranked_candidates(self):
         """R_w ∪ R_r by rank, merged lazily; waiting requests (all in prefill) stop being offered
         once the prefill budget P is used up, so a long queue is not rescanned every batch."""
-        run = sorted(self.running, key=lambda i: self.rank[i])
-        wait = [i for _, i in self.wait_ranked] if self.P - self.tok > 0 else []
+        run_arr = np.array(self.running, dtype=np.int64)
+        run_rank = self.rank[run_arr]
+        order = np.argsort(run_rank)             # ranks are distinct: the same order as sorted()
+        run, run_rank = run_arr[order].tolist(), run_rank[order].tolist()
+        ranked = self.wait_ranked if self.P - self.tok > 0 else []
+        wait = [i for _, i in ranked]
+        wait_rank = [r for r, _ in ranked]
         a = b = 0
         while a < len(run) or b < len(wait):
             if b < len(wait) and self.P - self.tok <= 0:
                 wait = wait[:b]
-            if b < len(wait) and (a == len(run) or self.rank[wait[b]] < self.rank[run[a]]):
+            if b < len(wait) and (a == len(run) or wait_rank[b] < run_rank[a]):
                 b += 1
                 yield wait[b - 1]
             elif a < len(run):
@@ -244,6 +249,7 @@ class UnifiedScheduler(Policy):
         self._order = None  # lower_priority_first(), computed on the first eviction of the batch
         req, toks = [], []
         phases: set[bool] = set()
+        decode_need = self.running_decode_needs()
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
@@ -251,6 +257,17 @@ class UnifiedScheduler(Policy):
                 if self.C - self.tok < 1 or len(req) >= self.cap:  # nothing more can be allocated
                     break
                 if cand in self.in_batch or cand in self._evicted:
+                    continue
+                need = decode_need.get(cand)
+                if need is not None and need <= self.free() and (self.hybrid or not phases or True in phases):
+                    # a running decode that fits: the general path below with c = 1, gate = need, no eviction
+                    self.reserved[cand] += need
+                    self.reserved_total += need
+                    req.append(cand)
+                    toks.append(1)
+                    self.tok += 1
+                    self.in_batch.add(cand)
+                    phases.add(True)
                     continue
                 dec = self.decoding(cand)
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
@@ -288,6 +305,20 @@ class UnifiedScheduler(Policy):
                 phases.add(dec)
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
+
+    def running_decode_needs(self) -> dict[int, int]:
+        """Running decodes -> the KV slots reserve_needed() would ask for (constant within one batch:
+        a candidate's state changes only when it is evicted or admitted, after which it is skipped)."""
+        if not self.running:
+            return {}
+        run = np.array(self.running, dtype=np.int64)
+        st = self.st
+        dec = run[st.m[run] >= st.L[run]]
+        if self.eviction_free:
+            need = np.zeros(len(dec), dtype=np.int64)
+        else:
+            need = np.maximum(0, st.m[dec] + 1 - self.reserved[dec])
+        return dict(zip(dec.tolist(), need.tolist()))
 
     def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""
