@@ -82,12 +82,13 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
                          f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
     metric = cls.objective_metric
     skipped: dict = {}
+    capacity_form = cls(inst) if getattr(cls, "capacity", False) else None  # bad input: exit 2 before simulating
     runs = run_policies(inst, policies, metric, seed, log, skipped)
-    if getattr(cls, "capacity", False):  # a throughput bound (requests/s), reported under "capacity"
+    if capacity_form is not None:  # a throughput bound (requests/s), reported under "capacity"
         from .formulations.capacity import solve_capacity
 
         t0 = time.perf_counter()
-        cap = solve_capacity(inst, cls, profile, backend, runs)
+        cap = solve_capacity(inst, capacity_form, profile, backend, runs)
         return {"instance": inst.name, "formulation": formulation, "exact": False, "objective_metric": "capacity",
                 "solver": profile.name, "backend": profile.backend, "bound_source": profile.backend, "gap": 0.0,
                 "build_seconds": time.perf_counter() - t0 - cap.get("solve_seconds", 0.0), "verified": None,

@@ -237,12 +237,11 @@ class TiledCapacity(CapacityFormulation):
                 "m_p": m_p, "m_d": m_d, "memory": "ignored (Theorem 1 has no memory constraint)"}
 
 
-def solve_capacity(inst, cls, profile, backend, runs) -> dict:
+def solve_capacity(inst, form: CapacityFormulation, profile, backend, runs) -> dict:
     """The ``capacity`` report of ``lpbench solve``: the bound, the drain bound, each verified policy's
     trace throughput against it (ratio >= 1 or a bug)."""
-    form = cls(inst)
     model = form.build()
-    res = form.solve(profile) if getattr(cls, "closed_form", False) else backend.solve(model, profile)
+    res = form.solve(profile) if getattr(form, "closed_form", False) else backend.solve(model, profile)
     if res.status != "optimal":
         return {"status": res.status, "message": res.message}
     cap = form.report(res)
