@@ -2,6 +2,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from conftest import ROOT, run
 
@@ -66,3 +67,27 @@ def test_solve_wc_capacity_reports_capacity_object(capsys):
     assert cap["lp_requests_per_s"] == cap["closed_form_requests_per_s"] == cap["bound_requests_per_s"]
     assert cap["bound_tokens_per_s"] == cap["bound_requests_per_s"] * (cap["m_p"] + cap["m_d"])
     assert all(r["ratio"] >= 1 for r in cap["policies"].values())
+
+
+def test_backlog_slope_measures_the_fluid_growth():
+    """Arrivals at 10/s and completions at 8/s (after a 1 s delay): N(t) grows at 2/s over [H/2, H]."""
+    from lpbench.capacity import backlog_slope
+
+    arrival = np.arange(0, 100, 0.1)
+    completion = 1.0 + np.arange(len(arrival)) / 8.0
+    assert backlog_slope(arrival, completion) == pytest.approx(2.0, rel=0.02)
+    assert abs(backlog_slope(arrival, arrival + 0.5)) < 0.05   # keeps up: no growth
+
+
+def test_capacity_workers_give_the_same_report(capsys):
+    args = ("capacity", CAP, "--policy", "orca", "--json", "--requests", "300", "--seeds", "2", "--iters", "2", "-q")
+    reps = []
+    for w in ("1", "2"):
+        code, out, _ = run(capsys, *args, "--workers", w)
+        assert code == 0
+        rep = json.loads(out)
+        for p in rep["stability"]["probes"]:
+            for r in p["runs"]:
+                r.pop("simulate_seconds")
+        reps.append(rep)
+    assert reps[0] == reps[1]
