@@ -1,7 +1,7 @@
 """Seed 002 and seed 000 capacity reproductions (not a test; the tables go in the README).
 
-    python benchmarks/bench_capacity.py seed002 [--requests 4000] [--policies ...] [--workers 2]
-    python benchmarks/bench_capacity.py seed000 [--requests 4000] [--workers 2]
+    python benchmarks/bench_capacity.py seed002 [--requests 10000] [--policies ...] [--workers 2]
+    python benchmarks/bench_capacity.py seed000 [--requests 10000] [--workers 2]
 
 seed002: the capacity of each seed-002 policy as a fraction of the work-conserving bound λ* (notes
 §5.3), on three workloads with B = 512: the shipped instance (uniform prompt 1..257, output 1..224,
@@ -26,7 +26,7 @@ from lpbench.verify import verify
 
 ap = argparse.ArgumentParser()
 ap.add_argument("which", choices=["seed002", "seed000"])
-ap.add_argument("--requests", type=int, default=4000)
+ap.add_argument("--requests", type=int, default=10000)
 ap.add_argument("--seeds", type=int, default=3)
 ap.add_argument("--workers", type=int, default=1)
 ap.add_argument("--policies")

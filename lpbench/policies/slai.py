@@ -28,7 +28,7 @@ shortage); "memory utilisation" for the 96 % rule is reserved / M (the repo's bl
 """
 from __future__ import annotations
 
-import math
+import bisect
 from collections import deque
 
 import numpy as np
@@ -63,7 +63,7 @@ class SLAI(Policy):
         self.cap = min(self.cap, lim.max_batch_requests or self.cap)
         self.decode_limit = min(self.decode_limit, self.cap)
         self.peak = (inst.prompt + inst.output - 1).astype(np.int64)
-        self.waiting: list[int] = []          # arrived, not admitted
+        self.waiting: list[tuple[int, int]] = []  # arrived, not admitted: (key, index) sorted; key I (SPF) or 0
         self.prefilling: deque[int] = deque()  # admitted, prefill under way (FIFO)
         self.decoding: list[int] = []
         self.s = np.zeros(inst.n)              # end of the batch that produced q's previous token
@@ -73,9 +73,9 @@ class SLAI(Policy):
         self.emitted: np.ndarray | None = None  # requests that produced a token in the last batch
 
     def on_arrivals(self, idx) -> None:
-        self.waiting.extend(idx.tolist())
-        if self.spf:
-            self.waiting.sort(key=lambda i: (self.inst.prompt[i], i))
+        keys = self.inst.prompt[idx].tolist() if self.spf else [0] * len(idx)
+        for key, i in zip(keys, idx.tolist()):
+            bisect.insort(self.waiting, (key, i))
 
     def offset(self) -> float:
         if not self.dynamic:
@@ -114,7 +114,7 @@ class SLAI(Policy):
             tok.append(c)
             n += c
         while self.waiting and n < self.budget:                        # (3b) admissions, SPF / FCFS
-            i = self.waiting[0]
+            i = self.waiting[0][1]
             active = len(self.prefilling) + len(self.decoding)
             if active >= self.cap or self.reserved + int(self.peak[i]) > self.inst.memory:
                 break
