@@ -1,6 +1,7 @@
 """Simulation speed on a real 20,000-request-scale trace (not a test; figures go in the README).
 
     python benchmarks/bench_simulate.py [--trace ../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv]
+    python benchmarks/bench_simulate.py --long-context    # the synthetic long-context workload (issue 9)
 
 Builds a batch-model instance from the Azure 2023 conversation trace (19,366 requests), InferMax
 Llama-2-7B/A100 cost model, M = 100,000 KV tokens (seed 003 default) and C = 16384 (its §6 run; the trace has prompts above 4096), then times each
