@@ -250,6 +250,7 @@ class UnifiedScheduler(Policy):
         req, toks = [], []
         phases: set[bool] = set()
         decode_need = self.running_decode_needs()
+        no_victim = False
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
@@ -269,6 +270,8 @@ class UnifiedScheduler(Policy):
                     self.in_batch.add(cand)
                     phases.add(True)
                     continue
+                if no_victim and not self.holds(cand) and self.reserve_needed(cand) > self.free():
+                    continue  # the general path skips it too: it cannot fit, and nothing ranks below it
                 dec = self.decoding(cand)
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
                     if stop:  # R_w holds prefills only: every later member is skipped too
@@ -284,6 +287,9 @@ class UnifiedScheduler(Policy):
                 while gate > self.free():                           # ③ M
                     v = self.victim(cand) if may_evict else None
                     if v is None:                                   # ④ self-evict / skip
+                        # Rank: candidates come in rank order and the victim's rank only falls, so no
+                        # later candidate can evict either (only free memory admits from now on)
+                        no_victim = may_evict and self.priority == "rank"
                         if self.holds(cand):
                             self.evict(cand)
                         admitted = False
