@@ -249,7 +249,7 @@ class UnifiedScheduler(Policy):
         self._order = None  # lower_priority_first(), computed on the first eviction of the batch
         req, toks = [], []
         phases: set[bool] = set()
-        decode_need = self.running_decode_needs()
+        decode_need = None  # running_decode_needs(), computed at the first candidate the loop examines
         no_victim = False
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
@@ -259,6 +259,8 @@ class UnifiedScheduler(Policy):
                     break
                 if cand in self.in_batch or cand in self._evicted:
                     continue
+                if decode_need is None:
+                    decode_need = self.running_decode_needs()
                 need = decode_need.get(cand)
                 if need is not None and need <= self.free() and (self.hybrid or not phases or True in phases):
                     # a running decode that fits: the general path below with c = 1, gate = need, no eviction
@@ -313,8 +315,9 @@ class UnifiedScheduler(Policy):
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
 
     def running_decode_needs(self) -> dict[int, int]:
-        """Running decodes -> the KV slots reserve_needed() would ask for (constant within one batch:
-        a candidate's state changes only when it is evicted or admitted, after which it is skipped)."""
+        """Running decodes -> the KV slots reserve_needed() would ask for. Computed at any point of a
+        batch it gives the same value for every candidate not yet examined: a request's m, L and reservation
+        change only when it is evicted or admitted, after which the loop skips it."""
         if not self.running:
             return {}
         run = np.array(self.running, dtype=np.int64)
