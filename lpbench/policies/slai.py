@@ -24,7 +24,9 @@ utilisation < 96 %, else 10). Parameters: ``spf`` (1: SPF, default; 0: FCFS), ``
 Decisions (notes §5.4): critical DIs obey the budget and the decode limit (the paper: the batch "must
 respect" every constraint; the repo caps them); memory is a KV reservation of the request's peak
 I + O − 1 at admission, so nothing is ever evicted (the repo reserves the prompt and preempts on a
-shortage); "memory utilisation" for the 96 % rule is reserved / M (the repo's block-pool fraction).
+shortage); "memory utilisation" for the 96 % rule is reserved / M (the repo's block-pool fraction); a
+request without the ``tbt_slo`` field has no TBT deadline (ℓ = +∞: its decodes are always deferrable),
+so SLAI runs on any batch instance (the SLO capacity still requires every class's SLO).
 """
 from __future__ import annotations
 
@@ -53,11 +55,9 @@ class SLAI(Policy):
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
-        if inst.tbt_slo is None or np.isnan(inst.tbt_slo).any():
-            i = 0 if inst.tbt_slo is None else int(np.flatnonzero(np.isnan(inst.tbt_slo))[0])
-            cls = f" (class {inst.request_class[i]!r})" if inst.request_class is not None else ""
-            raise InputError(f"requests.tbt_slo[{inst.ids[i]}]: policy 'slai' needs every request's TBT SLO{cls}, "
-                             "got none")
+        # a request without a tbt_slo field has no TBT deadline: ℓ = +inf, its decodes are always deferrable
+        self.tbt = np.full(inst.n, np.inf) if inst.tbt_slo is None else np.where(np.isnan(inst.tbt_slo), np.inf,
+                                                                                  inst.tbt_slo)
         lim = inst.limits
         self.budget = lim.token_budget if lim.token_budget is not None else 512
         self.cap = min(self.cap, lim.max_batch_requests or self.cap)
@@ -96,7 +96,7 @@ class SLAI(Policy):
         n = 0
         dec = np.array(self.decoding, dtype=np.int64)
         if len(dec):
-            ell = self.s[dec] + self.inst.tbt_slo[dec] - self.offset() * tau
+            ell = self.s[dec] + self.tbt[dec] - self.offset() * tau
             order = np.lexsort((dec, ell))
             dec, ell = dec[order], ell[order]
             critical = ell <= t
