@@ -129,3 +129,16 @@ def test_tiled_t_star_is_a_lower_bound_on_engine_time():
             assert form.drain() <= ver.metrics["makespan"] + 1e-9
     with pytest.raises(InputError, match="tiled"):
         TiledCapacity(inst_of(0, "li-llama3-70b-2xa100", 64))
+
+
+def test_orca_prefills_fcfs_chunked_then_decodes():
+    """Orca (A5): prefill tokens first, oldest first, the last one chunked to fill b; decodes after. Prompts
+    600 and 100 at t = 0, b = 512: [r0: 512], then [r0: 88, r1: 100] (the partial prefill before the new
+    one; r0's first decode cannot share the batch that finishes its prefill), then [r0: 1, r1: 1] ..."""
+    inst = parse_instance({"memory": 10**6, "model": "batch", "cost_model": "li-llama3-70b-2xa100",
+                           "limits": {"token_budget": 512},
+                           "requests": [{"arrival": 0, "prompt": 600, "output": 3}, {"arrival": 0, "prompt": 100, "output": 3}]})
+    s = simulate(inst, make_policy("orca", inst)).schedule
+    batches = [dict(zip(s.batch(j)[0].tolist(), s.batch(j)[1].tolist())) for j in range(s.n_batches)]
+    assert batches == [{0: 512}, {0: 88, 1: 100}, {0: 1, 1: 1}, {0: 1, 1: 1}]
+    assert verify(inst, s).feasible
