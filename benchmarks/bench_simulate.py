@@ -1,6 +1,7 @@
 """Simulation speed on a real 20,000-request-scale trace (not a test; figures go in the README).
 
     python benchmarks/bench_simulate.py [--trace ../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv]
+    python benchmarks/bench_simulate.py --long-context    # the synthetic long-context workload (issue 9)
 
 Builds a batch-model instance from the Azure 2023 conversation trace (19,366 requests), InferMax
 Llama-2-7B/A100 cost model, M = 100,000 KV tokens (seed 003 default) and C = 16384 (its §6 run; the trace has prompts above 4096), then times each
@@ -8,8 +9,11 @@ policy's simulation and the independent verification separately.
 """
 import argparse
 import time
+
+import numpy as np
 from pathlib import Path
 
+from lpbench.errors import InputError
 from lpbench.instance import parse_instance
 from lpbench.traces import ImportSpec, import_trace
 from lpbench.policies import make_policy
@@ -22,15 +26,40 @@ ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023
 ap.add_argument("--memory", type=int, default=100_000)
 ap.add_argument("--policies", default="vllm,sarathi")
 ap.add_argument("--token-budget", type=int, default=16384)
+ap.add_argument("--long-context", action="store_true",
+                help="synthetic long-context workload instead of the trace: 12,000 requests, Poisson over an hour, "
+                     "prompt lognormal (median 7,000, sigma 1) capped at 128,000 (one request at the cap), output "
+                     "lognormal (median 250, sigma 0.8); InferMax Llama-2-7B, M = 200,000, C = 16,384")
 args = ap.parse_args()
 
+
+def long_context(seed=0, n=12_000, memory=200_000):
+    rng = np.random.default_rng(seed)
+    prompt = np.clip(np.round(7000 * np.exp(rng.standard_normal(n))), 1, 128_000).astype(np.int64)
+    prompt[rng.integers(n)] = 128_000
+    output = np.clip(np.round(250 * np.exp(0.8 * rng.standard_normal(n))), 1, None).astype(np.int64)
+    output = np.minimum(output, memory + 1 - prompt)
+    arrival = np.sort(rng.uniform(0, 3600, n))
+    return {"name": "long-context-12k", "memory": memory, "model": "batch", "cost_model": "infermax-llama2-7b-a100",
+            "limits": {"token_budget": args.token_budget},
+            "requests": {"arrival": arrival.round(6).tolist(), "prompt": prompt.tolist(), "output": output.tolist()}}
+
+
 t0 = time.perf_counter()
-head, cols = import_trace(args.trace, ImportSpec.for_format("azure", memory=args.memory, token_budget=args.token_budget))
-inst = parse_instance({**head, "requests": {k: v.tolist() for k, v in cols.items()}})
+if args.long_context:
+    inst = parse_instance(long_context())
+else:
+    head, cols = import_trace(args.trace, ImportSpec.for_format("azure", memory=args.memory,
+                                                                token_budget=args.token_budget))
+    inst = parse_instance({**head, "requests": {k: v.tolist() for k, v in cols.items()}})
 print(f"instance: {inst.n} requests, {int(inst.prompt.sum())} prompt + {int(inst.output.sum())} output tokens, "
       f"built in {time.perf_counter() - t0:.2f}s")
 for name in args.policies.split(","):
-    res = simulate(inst, make_policy(name, inst))
+    try:
+        res = simulate(inst, make_policy(name, inst))
+    except InputError as e:
+        print(f"{name:10s} skipped: {e.problems[0]}")
+        continue
     t1 = time.perf_counter()
     ver = verify(inst, res.schedule)
     tv = time.perf_counter() - t1

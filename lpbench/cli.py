@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from . import __version__
+from . import __version__, cli_capacity
 from .errors import InputError, PolicyError
 from .errors import PolicyDiverged
 from .solve import SolveBugError
@@ -156,6 +156,8 @@ def cmd_solve(args) -> int:
         print(json.dumps(rep))
     else:
         kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
+        if "capacity" in rep:
+            kind = "throughput capacity bound, requests/s"
         print(f"{inst.name}: {rep['formulation']} ({kind}) with {rep['solver']} ({rep['backend']}): {rep['status']}")
         source = rep.get("objective_source")
         print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}"
@@ -167,6 +169,12 @@ def cmd_solve(args) -> int:
               f"{rep['rows']} rows" + (f"; warm start from {rep['warm_start']}" if rep["warm_start"] else ""))
         if rep["message"]:
             print(f"  note: {rep['message']}")
+        if "capacity" in rep:
+            cap = rep["capacity"]
+            print(f"  capacity bound {_fmt(cap['bound_requests_per_s'])} requests/s, "
+                  f"{_fmt(cap['bound_tokens_per_s'])} tokens/s ({cap['method']}); drain bound {_fmt(cap['drain_bound_s'])} s")
+            for name, r in cap["policies"].items():
+                print(f"    {name:<22} makespan {_fmt(r['makespan']):>10}   drain time / drain bound {_fmt(r['ratio'])}")
         if rep["verified"] is not None:
             print(f"  schedule verified: {'yes' if rep['verified'] else 'no schedule'}")
         if rep["ratios"]:
@@ -381,6 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--B", type=int, help="number of requests (uniform; mix, default 64)")
     g.add_argument("--mix", help="one of the six pairs, e.g. LILO+SISO (default: all six)")
     s.set_defaults(func=cmd_generate)
+
+    cli_capacity.add_parsers(sub)
 
     s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")
     s.add_argument("what", choices=["models", "policies", "formulations", "solvers"])

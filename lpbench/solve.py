@@ -90,7 +90,19 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
                          f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
     metric = cls.objective_metric
     skipped: dict = {}
+    capacity_form = cls(inst) if getattr(cls, "capacity", False) else None  # bad input: exit 2 before simulating
     runs = run_policies(inst, policies, metric, seed, log, skipped)
+    if capacity_form is not None:  # a throughput bound (requests/s), reported under "capacity"
+        from .formulations.capacity import solve_capacity
+
+        t0 = time.perf_counter()
+        cap = solve_capacity(inst, capacity_form, profile, backend, runs)
+        return {"instance": inst.name, "formulation": formulation, "exact": False, "objective_metric": "capacity",
+                "solver": profile.name, "backend": profile.backend, "bound_source": profile.backend, "gap": 0.0,
+                "build_seconds": time.perf_counter() - t0 - cap.get("solve_seconds", 0.0), "verified": None,
+                "warm_start": None, "best_known": None, "message": cap.get("message", ""), "ratios": {},
+                "skipped_policies": skipped, "_schedule": None, "objective": None, "bound": None,
+                "solve_seconds": 0.0, "variables": 0, "rows": 0, **cap}
     best = min(runs, key=lambda r: r.objective) if runs else None
 
     if log:

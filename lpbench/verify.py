@@ -40,6 +40,7 @@ class VerifyResult:
     metrics: dict = field(default_factory=dict)
     first_token: np.ndarray | None = None
     completion: np.ndarray | None = None
+    tbt: tuple[np.ndarray, np.ndarray] | None = None  # (request index, gap) of every inter-token gap
 
     def to_dict(self) -> dict:
         return {"feasible": self.feasible, "violations": self.violations, "metrics": self.metrics}
@@ -60,10 +61,12 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
     last_emit = np.full(n, np.nan)
     max_gap = np.zeros(n)
     gaps: list[np.ndarray] = []
+    gap_req: list[np.ndarray] = []
     peak = 0
     busy = 0.0
     end = -np.inf
     running = 0  # slot model: started, not completed
+    position = np.zeros(n, dtype=np.int64)  # scratch for the duplicate check
 
     for j in range(sched.n_batches):
         r, c, e = sched.batch(j)
@@ -83,9 +86,14 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
         if len(r) == 0:
             fail("empty", "processes no token")
         for group in (r, e):
-            uniq, counts = np.unique(group, return_counts=True)
-            for i in uniq[counts > 1][:5]:
-                fail("duplicate", f"request {inst.ids[i]}: appears more than once")
+            if len(group) < 2:
+                continue
+            pos = np.arange(len(group))
+            position[group] = pos  # a repeated index keeps its last position only
+            if np.any(position[group] != pos):
+                uniq, counts = np.unique(group, return_counts=True)
+                for i in uniq[counts > 1][:5]:
+                    fail("duplicate", f"request {inst.ids[i]}: appears more than once")
         if len(e):
             if not slot:
                 for i in np.intersect1d(r, e)[:5]:
@@ -153,6 +161,7 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
             if has_prev.any():
                 gap = end - prev[has_prev]
                 gaps.append(gap)
+                gap_req.append(g_idx[has_prev])
                 np.maximum.at(max_gap, g_idx[has_prev], gap)
             newly = g_idx[~has_prev]
             first_token[newly] = end
@@ -204,4 +213,5 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
     if inst.tbt_slo is not None:
         has = ~np.isnan(inst.tbt_slo)
         metrics["tbt_slo_attainment"] = float(np.mean(max_gap[has] <= inst.tbt_slo[has] + EPS)) if has.any() else None
-    return VerifyResult(True, [], metrics, first_token, completion)
+    tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
+    return VerifyResult(True, [], metrics, first_token, completion, (tbt_req, tbt))

@@ -1,3 +1,4 @@
+from . import capacity  # noqa: F401  (seed 002/000 throughput bounds)
 from . import infermax_csp, infermax_milp, latency_cp, latency_ip, volume  # noqa: F401  (register the formulations)
 from .base import FORMULATIONS, Formulation, LinearModel
 

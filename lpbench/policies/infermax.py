@@ -224,13 +224,18 @@ class UnifiedScheduler(Policy):
     def ranked_candidates(self):
         """R_w ∪ R_r by rank, merged lazily; waiting requests (all in prefill) stop being offered
         once the prefill budget P is used up, so a long queue is not rescanned every batch."""
-        run = sorted(self.running, key=lambda i: self.rank[i])
-        wait = [i for _, i in self.wait_ranked] if self.P - self.tok > 0 else []
+        run_arr = np.array(self.running, dtype=np.int64)
+        run_rank = self.rank[run_arr]
+        order = np.argsort(run_rank)             # ranks are distinct: the same order as sorted()
+        run, run_rank = run_arr[order].tolist(), run_rank[order].tolist()
+        ranked = self.wait_ranked if self.P - self.tok > 0 else []
+        wait = [i for _, i in ranked]
+        wait_rank = [r for r, _ in ranked]
         a = b = 0
         while a < len(run) or b < len(wait):
             if b < len(wait) and self.P - self.tok <= 0:
                 wait = wait[:b]
-            if b < len(wait) and (a == len(run) or self.rank[wait[b]] < self.rank[run[a]]):
+            if b < len(wait) and (a == len(run) or wait_rank[b] < run_rank[a]):
                 b += 1
                 yield wait[b - 1]
             elif a < len(run):
@@ -244,6 +249,8 @@ class UnifiedScheduler(Policy):
         self._order = None  # lower_priority_first(), computed on the first eviction of the batch
         req, toks = [], []
         phases: set[bool] = set()
+        decode_need = None  # running_decode_needs(), computed at the first candidate the loop examines
+        no_victim = False
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
@@ -252,8 +259,25 @@ class UnifiedScheduler(Policy):
                     break
                 if cand in self.in_batch or cand in self._evicted:
                     continue
+                if decode_need is None:
+                    decode_need = self.running_decode_needs()
+                need = decode_need.get(cand)
+                if need is not None and need <= self.free() and (self.hybrid or not phases or True in phases):
+                    # a running decode that fits: the general path below with c = 1, gate = need, no eviction
+                    self.reserved[cand] += need
+                    self.reserved_total += need
+                    req.append(cand)
+                    toks.append(1)
+                    self.tok += 1
+                    self.in_batch.add(cand)
+                    phases.add(True)
+                    continue
+                if no_victim and not self.holds(cand) and self.reserve_needed(cand) > self.free():
+                    continue  # the general path skips it too: it cannot fit, and nothing ranks below it
                 dec = self.decoding(cand)
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
+                    if stop:  # R_w holds prefills only: every later member is skipped too
+                        break
                     continue
                 c = self.tokens_for(cand)
                 if c <= 0:                                          # ③ C / P: no eviction
@@ -265,6 +289,9 @@ class UnifiedScheduler(Policy):
                 while gate > self.free():                           # ③ M
                     v = self.victim(cand) if may_evict else None
                     if v is None:                                   # ④ self-evict / skip
+                        # Rank: candidates come in rank order and the victim's rank only falls, so no
+                        # later candidate can evict either (only free memory admits from now on)
+                        no_victim = may_evict and self.priority == "rank"
                         if self.holds(cand):
                             self.evict(cand)
                         admitted = False
@@ -286,6 +313,21 @@ class UnifiedScheduler(Policy):
                 phases.add(dec)
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
+
+    def running_decode_needs(self) -> dict[int, int]:
+        """Running decodes -> the KV slots reserve_needed() would ask for. Computed at any point of a
+        batch it gives the same value for every candidate not yet examined: a request's m, L and reservation
+        change only when it is evicted or admitted, after which the loop skips it."""
+        if not self.running:
+            return {}
+        run = np.array(self.running, dtype=np.int64)
+        st = self.st
+        dec = run[st.m[run] >= st.L[run]]
+        if self.eviction_free:
+            need = np.zeros(len(dec), dtype=np.int64)
+        else:
+            need = np.maximum(0, st.m[dec] + 1 - self.reserved[dec])
+        return dict(zip(dec.tolist(), need.tolist()))
 
     def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""

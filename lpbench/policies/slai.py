@@ -1,0 +1,153 @@
+"""SLAI, the SLO-aware scheduler of seed 000 (§6, §7.1; notes seed-000 §3.3). Batch model.
+
+Each decode-phase request q carries the TBT SLO of its class (the per-request ``tbt_slo`` field:
+paying 0.1 s, free 0.5 s in the paper). Its next decode-iteration has the last schedulable time
+(eq. 8/9)::
+
+    ℓ_q = s_q + TBT_q − Θ · τ_batch
+
+s_q = end of the batch that produced q's previous token (for the first decode: the batch that
+finished its prefill -- the repo's choice, notes §5.4.5), τ_batch = running mean of all batch times
+so far. At a batch start t the DI is *critical* iff t >= ℓ_q. Batch construction, in order, within
+the token budget n_budget (the instance's ``token_budget``, 512 without one), the decode limit
+(128) and the active-request cap (128):
+
+1. critical DIs by increasing ℓ;
+2. started prefills, FIFO, each a chunk min(remaining prompt, budget left);
+3. new prefills, SPF (shortest prompt first) or FCFS, while the active cap and memory allow;
+4. non-critical DIs by increasing ℓ.
+
+Offset Θ: fixed (``theta``, default 10) or dynamic (``dynamic=1``, the default: Θ = 5 while memory
+utilisation < 96 %, else 10). Parameters: ``spf`` (1: SPF, default; 0: FCFS), ``dynamic``, ``theta``,
+``cap`` (active requests), ``decode_limit``.
+
+Decisions (notes §5.4): critical DIs obey the budget and the decode limit (the paper: the batch "must
+respect" every constraint; the repo caps them); memory is a KV reservation of the request's peak
+I + O − 1 at admission, so nothing is ever evicted (the repo reserves the prompt and preempts on a
+shortage); "memory utilisation" for the 96 % rule is reserved / M (the repo's block-pool fraction); a
+request without the ``tbt_slo`` field has no TBT deadline (ℓ = +∞: its decodes are always deferrable),
+so SLAI runs on any batch instance (the SLO capacity still requires every class's SLO).
+"""
+from __future__ import annotations
+
+import bisect
+from collections import deque
+
+import numpy as np
+
+from ..errors import InputError
+from ..sim import Batch
+from .base import POLICIES, Policy
+
+
+@POLICIES.register("slai")
+class SLAI(Policy):
+    name = "slai"
+    summary = "seed 000 §6 SLAI: critical decodes (last schedulable time), prefills SPF/FCFS, then deferrable decodes"
+
+    def __init__(self, spf: float = 1, dynamic: float = 1, theta: float = 10, cap: float = 128,
+                 decode_limit: float = 128, **kw):
+        super().__init__(**kw)
+        if theta < 0 or cap < 1 or decode_limit < 1:
+            raise InputError(f"policy {self.name!r}: theta >= 0, cap >= 1 and decode_limit >= 1 are required")
+        self.spf, self.dynamic, self.theta = bool(spf), bool(dynamic), float(theta)
+        self.cap, self.decode_limit = int(cap), int(decode_limit)
+
+    def reset(self, inst, st) -> None:
+        super().reset(inst, st)
+        # a request without a tbt_slo field has no TBT deadline: ℓ = +inf, its decodes are always deferrable
+        self.tbt = np.full(inst.n, np.inf) if inst.tbt_slo is None else np.where(np.isnan(inst.tbt_slo), np.inf,
+                                                                                  inst.tbt_slo)
+        lim = inst.limits
+        self.budget = lim.token_budget if lim.token_budget is not None else 512
+        self.cap = min(self.cap, lim.max_batch_requests or self.cap)
+        self.decode_limit = min(self.decode_limit, self.cap)
+        self.peak = (inst.prompt + inst.output - 1).astype(np.int64)
+        self.waiting: list[tuple[int, int]] = []  # arrived, not admitted: (key, index) sorted; key I (SPF) or 0
+        self.prefilling: deque[int] = deque()  # admitted, prefill under way (FIFO)
+        self.decoding: list[int] = []
+        self.s = np.zeros(inst.n)              # end of the batch that produced q's previous token
+        self.reserved = 0
+        self.batches, self.busy = 0, 0.0
+        self.last_start: float | None = None
+        self.emitted: np.ndarray | None = None  # requests that produced a token in the last batch
+
+    def on_arrivals(self, idx) -> None:
+        keys = self.inst.prompt[idx].tolist() if self.spf else [0] * len(idx)
+        for key, i in zip(keys, idx.tolist()):
+            bisect.insort(self.waiting, (key, i))
+
+    def offset(self) -> float:
+        if not self.dynamic:
+            return self.theta
+        return 5.0 if self.reserved < 0.96 * self.inst.memory else 10.0
+
+    def next_batch(self, t):
+        if self.last_start is not None:        # the previous batch ended at t: τ_batch and s_q
+            self.batches += 1
+            self.busy += t - self.last_start
+            if self.emitted is not None and len(self.emitted):
+                self.s[self.emitted] = t
+            self.last_start = None
+        tau = self.busy / self.batches if self.batches else 0.0
+        st = self.st
+        req: list[int] = []
+        tok: list[int] = []
+        n = 0
+        dec = np.array(self.decoding, dtype=np.int64)
+        if len(dec):
+            ell = self.s[dec] + self.tbt[dec] - self.offset() * tau
+            order = np.lexsort((dec, ell))
+            dec, ell = dec[order], ell[order]
+            critical = ell <= t
+        else:
+            critical = np.zeros(0, dtype=bool)
+        k = int(min(np.count_nonzero(critical), self.decode_limit, self.budget))
+        req.extend(dec[:k].tolist())                                   # (2) critical DIs
+        tok.extend([1] * k)
+        n += k
+        for i in self.prefilling:                                      # (3a) started prefills, FIFO
+            if n >= self.budget:
+                break
+            c = min(int(st.S[i] - st.m[i]), self.budget - n)
+            req.append(i)
+            tok.append(c)
+            n += c
+        while self.waiting and n < self.budget:                        # (3b) admissions, SPF / FCFS
+            i = self.waiting[0][1]
+            active = len(self.prefilling) + len(self.decoding)
+            if active >= self.cap or self.reserved + int(self.peak[i]) > self.inst.memory:
+                break
+            self.waiting.pop(0)
+            self.prefilling.append(i)
+            self.reserved += int(self.peak[i])
+            c = min(int(st.S[i]), self.budget - n)
+            req.append(i)
+            tok.append(c)
+            n += c
+        rest = dec[k:]                                                 # (4) deferrable DIs by ℓ
+        room = int(min(self.budget - n, self.decode_limit - k))
+        if room > 0 and len(rest):
+            req.extend(rest[:room].tolist())
+            tok.extend([1] * min(room, len(rest)))
+        if not req:
+            return None
+        self.last_start = t
+        return Batch(np.array(req, dtype=np.int64), np.array(tok, dtype=np.int64))
+
+    def on_batch_end(self, req, tokens, gen, finished) -> None:
+        self.emitted = req[gen]
+        done = set(finished.tolist())
+        if done:
+            self.reserved -= int(self.peak[list(done)].sum())
+        st = self.st
+        still = deque()
+        for i in self.prefilling:
+            if i in done or st.m[i] >= st.L[i]:  # prefill complete (a completed one has m = 0)
+                if i not in done:
+                    self.decoding.append(i)
+            else:
+                still.append(i)
+        self.prefilling = still
+        if done:
+            self.decoding = [i for i in self.decoding if i not in done]
