@@ -17,16 +17,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from helpers import random_batch_instance  # noqa: E402
 
-from lpbench.generators.trace import from_trace_csv  # noqa: E402
 from lpbench.instance import load_instance, parse_instance  # noqa: E402
 from lpbench.policies import applicable, make_policy  # noqa: E402
 from lpbench.sim import simulate  # noqa: E402
+from lpbench.traces import ImportSpec, import_trace  # noqa: E402
 
 mode, path = sys.argv[1], sys.argv[2]
 insts = [random_batch_instance(s, n=60, limits={"token_budget": 512} if s % 2 else None) for s in range(12)]
 insts.append(load_instance(ROOT / "instances/infermax-7b-mix40.json"))
-az = parse_instance(from_trace_csv(str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"),
-                                   100_000, limits={"token_budget": 16384}))
+head, cols = import_trace(str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"),
+                          ImportSpec.for_format("azure", memory=100_000, token_budget=16384))
+az = parse_instance({**head, "requests": {key: v.tolist() for key, v in cols.items()}})
 k = 1500
 insts.append(replace(az, arrival=az.arrival[:k], prompt=az.prompt[:k], output=az.output[:k], ids=list(range(k))))
 out = {}
