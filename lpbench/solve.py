@@ -73,6 +73,26 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
     return runs
 
 
+#: share of the time limit given to a formulation's incumbent search (``search_incumbent``)
+INCUMBENT_SHARE = 0.25
+
+
+def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | None:
+    """The formulation's offline incumbent heuristic, its schedule verified like any other."""
+    if log:
+        log("searching an incumbent (offline heuristic)")
+    found = cls.search_incumbent(inst, deadline=deadline, seed=seed)
+    if found is None:
+        return None
+    name, schedule, info = found
+    ver = verify(inst, schedule)
+    if not ver.feasible:
+        raise SolveBugError(f"incumbent search {name} produced an infeasible schedule: {ver.violations[0]}")
+    if log:
+        log(f"  {name}: {metric} {ver.metrics[metric]:g} ({info})")
+    return PolicyRun(name, float(ver.metrics[metric]), {**ver.metrics, "search": info}, schedule)
+
+
 def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str = "highs",
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
                    log=None) -> dict:
@@ -104,6 +124,11 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
                 "skipped_policies": skipped, "_schedule": None, "objective": None, "bound": None,
                 "solve_seconds": 0.0, "variables": 0, "rows": 0, **cap}
     best = min(runs, key=lambda r: r.objective) if runs else None
+    searched = None
+    if getattr(cls, "search_incumbent", None) is not None and best is not None:
+        searched = _search_incumbent(inst, cls, metric, t_enter + INCUMBENT_SHARE * profile.time_limit, seed, log)
+        if searched is not None and searched.objective < best.objective - TOL:
+            best = searched
 
     if log:
         log(f"building {formulation}")
@@ -148,7 +173,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
     if cls.exact and best is not None and res.status != "optimal" and (not verified or best.objective < objective):
         # the solver stopped without a schedule at least as good: report the best verified policy schedule
         objective, schedule, verified = best.objective, best.schedule, True
-        objective_source = f"policy {best.name}"
+        objective_source = f"{'heuristic' if best is searched else 'policy'} {best.name}"
         note = f"the objective is the verified {best.name} schedule (the solver found no better one)"
         res = replace(res, message=f"{res.message}; {note}" if res.message else note)
 
@@ -163,7 +188,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
             bound, bound_source = vb, "volume-bound"
     if bound is not None and cls.integral_objective:
         bound = float(np.ceil(bound - 1e-6))  # every feasible objective is an integer
-    upper_candidates = [r.objective for r in runs] + ([objective] if verified else [])
+    upper_candidates = [r.objective for r in runs] + ([best.objective] if best else []) + ([objective] if verified else [])
     ub = min(upper_candidates) if upper_candidates else None
     proven = cls.exact and res.status == "optimal" and verified
     if ub is not None and bound is not None and bound > ub + TOL * max(1.0, abs(ub)):
@@ -198,6 +223,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "variables": model.n_vars,
         "rows": model.n_rows,
         "warm_start": best.name if warm is not None else None,
+        "incumbent_search": None if searched is None else {"name": searched.name, "objective": searched.objective,
+                                                           **searched.metrics.get("search", {})},
         "best_known": ub,
         "message": res.message,
         "ratios": ratios,

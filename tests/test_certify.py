@@ -27,9 +27,10 @@ def test_solver_without_schedule_reports_the_best_verified_policy_schedule(monke
                         SolveResult("time_limit", None, None, 0.0, None, "no solution found"))
     rep = solve_instance(draw(n=12), "latency-ip", "highs", 5, ["mc-sf", "mc-benchmark"])
     assert rep["status"] == "time_limit"
-    assert rep["objective"] == rep["ratios"]["mc-sf"]["objective"] == rep["best_known"]
-    assert rep["objective_source"] == "policy mc-sf" and rep["verified"] is True
-    assert rep["_schedule"] is not None and "mc-sf" in rep["message"]
+    assert rep["objective"] == rep["best_known"] <= rep["ratios"]["mc-sf"]["objective"]
+    source = rep["objective_source"]
+    assert source in ("policy mc-sf", "heuristic local-search") and rep["verified"] is True
+    assert rep["_schedule"] is not None and source.split()[1] in rep["message"]
 
 
 def test_solver_schedule_is_the_source_when_it_is_best():
@@ -70,3 +71,42 @@ def test_time_limit_bounds_the_whole_solve(solver, formulation):
     before_solver = elapsed - rep["solve_seconds"]
     assert rep["solve_seconds"] <= max(limit - before_solver, 1.0) + STOP_GRACE_SECONDS + 0.5
     assert rep["objective"] is not None and rep["verified"]
+
+
+def random_slot(seed, n=12):
+    rng = np.random.default_rng(seed)
+    M = int(rng.integers(8, 25))
+    s = rng.integers(1, 4, n)
+    o = np.array([rng.integers(1, M - si + 1) for si in s])
+    return parse_instance({"memory": M, "requests": {"arrival": np.sort(rng.integers(0, 8, n)).tolist(),
+                                                     "prompt": s.tolist(), "output": o.tolist()}})
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_serial_sgs_schedules_verify_with_the_latency_they_claim(seed):
+    from lpbench.formulations.latency_ip import schedule_from_starts
+    from lpbench.heuristics.slot_sgs import local_search, serial_sgs, total_latency
+    from lpbench.verify import verify
+
+    inst = random_slot(seed)
+    a, s, o = inst.arrival.astype(np.int64), inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+    order = np.random.default_rng(seed).permutation(inst.n)
+    start = serial_sgs(a, s, o, inst.memory, order)
+    ver = verify(inst, schedule_from_starts(inst, start))
+    assert ver.feasible and ver.metrics["total_latency"] == total_latency(a, o, start)
+    first = serial_sgs(a, s, o, inst.memory, np.lexsort((np.arange(inst.n), o)))
+    best_start, best, _ = local_search(inst, iterations=30, seed=seed)
+    assert best <= total_latency(a, o, first) and best == total_latency(a, o, best_start)
+    assert verify(inst, schedule_from_starts(inst, best_start)).feasible
+
+
+def test_local_search_is_deterministic_and_beats_mcsf_on_a_draw():
+    from lpbench.heuristics.slot_sgs import local_search
+
+    inst = draw(k=40)
+    one, two = local_search(inst, iterations=150, seed=3), local_search(inst, iterations=150, seed=3)
+    assert one[1] == two[1] and np.array_equal(one[0], two[0])
+    rep = solve_instance(inst, "latency-cp", "cpsat", 8, ["mc-sf"])
+    assert rep["incumbent_search"]["name"] == "local-search"
+    assert rep["objective"] < rep["ratios"]["mc-sf"]["objective"]   # MC-SF is certainly not optimal here
+    assert rep["ratios"]["mc-sf"]["lower"] > 1

@@ -1,0 +1,1 @@
+"""Offline (hindsight) heuristics that produce incumbent schedules for the exact models."""
