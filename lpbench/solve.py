@@ -82,7 +82,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
                          f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
     metric = cls.objective_metric
     skipped: dict = {}
-    runs = run_policies(inst, policies, metric, seed, log, skipped)
+    runs = run_policies(inst, policies, metric, seed, log, skipped) if getattr(cls, "runs_policies", True) else []
     best = min(runs, key=lambda r: r.objective) if runs else None
 
     if log:
@@ -172,5 +172,6 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "message": res.message,
         "ratios": ratios,
         "skipped_policies": skipped,
+        **(form.report(res) if hasattr(form, "report") else {}),
         "_schedule": schedule,
     }
