@@ -1,4 +1,4 @@
-from . import fluid  # noqa: F401  (seed 001)
+from . import fluid, wait_thresholds  # noqa: F401  (seed 001)
 from . import infermax_csp, infermax_milp, latency_cp, latency_ip, volume  # noqa: F401  (register the formulations)
 from .base import FORMULATIONS, Formulation, LinearModel
 
