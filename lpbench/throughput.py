@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import InputError
-from .fluid import capacity_bound, equilibrium, linear_coefficients
+from .fluid import capacity_bound, linear_coefficients
 
 
 def measure(inst, ver, horizon: float | None = None, warmup: float = 0.0) -> dict:
@@ -48,9 +48,8 @@ def measure(inst, ver, horizon: float | None = None, warmup: float = 0.0) -> dic
     }
     if inst.types is not None and inst.cost_model.form == "linear":
         d0, d1 = linear_coefficients(inst)
-        eq = equilibrium(inst.types, d0, d1, inst.memory)
-        bound = eq.throughput_bound
-        completions_bound = float(capacity_bound(inst.types, d0, d1, inst.memory)[1].sum())
+        bound, y = capacity_bound(inst.types, d0, d1, inst.memory)  # valid for any load (notes §2.5)
+        completions_bound = float(y.sum())
         out.update(throughput_bound=bound, ratio=out["throughput"] / bound,
                    completions_bound=completions_bound,
                    completions_ratio=out["completions_per_time"] / completions_bound)
