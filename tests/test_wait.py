@@ -78,7 +78,7 @@ def test_example2_wait_keeps_98_percent_of_theta_star_and_fcfs_falls_short():
     assert fcfs["throughput"] < wait["throughput"] and fcfs["evictions"] > 0 and wait["evictions"] == 0
 
 
-def test_threshold_polytope_feasible_iff_memory_reaches_m_star_and_integer_points_satisfy_11_19():
+def test_threshold_polytope_empty_iff_memory_below_m_star_lp_point_is_n_star_integer_points_satisfy_11_19():
     rng = np.random.default_rng(5)
     checked = 0
     for _ in range(40):
@@ -92,8 +92,9 @@ def test_threshold_polytope_feasible_iff_memory_reaches_m_star_and_integer_point
             continue
         eq = equilibrium(t, 1.0, 0.002, 10_000)
         assert _solve(threshold_model(t, 1.0, 0.002, eq.M_star * 0.99)).status == "infeasible"
-        at = _solve(threshold_model(t, 1.0, 0.002, eq.M_star * (1 + 1e-9)))
-        assert at.status == "optimal" and at.x[:m] == pytest.approx(eq.n_star, rel=1e-5, abs=1e-6)
+        for C in (eq.M_star * (1 + 1e-9), eq.M_star * 3):  # the least-M^pi point is n* for every C >= M*
+            at = _solve(threshold_model(t, 1.0, 0.002, C))
+            assert at.status == "optimal" and at.x[:m] == pytest.approx(eq.n_star, rel=1e-5, abs=1e-6)
         C = eq.M_star * 2 + a.sum()
         res = _solve(threshold_model(t, 1.0, 0.002, C, integer=True))
         assert res.status == "optimal"

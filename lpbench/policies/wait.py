@@ -19,8 +19,8 @@ schedule completes and verifies; the measurement counts completions up to the ho
 
 Thresholds (``--param``): ``B=<batch prompts>`` uses the paper's practical rule
 n_j = max(1, floor(B ρ_j / (l'_j + 1))) (§6; the floor-at-1 rounding is the authors' code); without it,
-the integer solution of the threshold polytope (11)+(19) maximising the minimum time slack
-(:mod:`lpbench.formulations.wait_thresholds`), or n*_j itself when the equilibrium is integral and fits.
+the integer point of the threshold polytope (11)+(19) with the least M^π
+(:mod:`lpbench.formulations.wait_thresholds`; it is n* when n* is integral).
 """
 from __future__ import annotations
 
