@@ -11,7 +11,9 @@ Parameters the paper does not give (notes §5, §6.9) and what this script uses 
   load is 0.5 (low demand) / 0.85 (high demand) / 0.7 (§5.2).
 * WAIT thresholds: the least-M^pi integer point of (11)+(19) (``wait``) and the paper's practical rule
   with B = 448 (§5.1 high demand, from a figure filename) or 128 (§5.2), ``wait B=...``.
-* vllm / sarathi: lpbench's seed-003 schedulers (Table 1 settings) on the same linear cost model.
+* vllm / sarathi: lpbench's seed-003 schedulers (Table 1 settings) on the same linear cost model and
+  the same requests, with the limits the paper says it enforces on them: max_batch_requests = B (448 in
+  §5.1, 128 in §5.2) and token_budget = 4096 (Vidur's default max_tokens_in_batch).
 """
 from __future__ import annotations
 
@@ -47,10 +49,17 @@ def scaled(prompt, output, ratio, load, d1):
     return [{"prompt": int(p), "output": int(o), "rate": float(x)} for p, o, x in zip(prompt, output, rate)]
 
 
-def run_table(title, data, horizon, warmup, policies, seed):
+def fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def run_table(title, data, horizon, warmup, policies, seed, B=None):
     base = parse_instance(data)
     eq = equilibrium(base.types, base.cost_model.d0, base.cost_model.d1, base.memory)
-    inst = parse_instance(gen.instance(base, base.types, horizon, seed))
+    drawn = gen.instance(base, base.types, horizon, seed)
+    inst = parse_instance(drawn)
+    # vLLM / Sarathi with the batch limits the paper imposes on them (B requests; Vidur's 4096 tokens)
+    limited = parse_instance({**drawn, "limits": {"max_batch_requests": B or 448, "token_budget": 4096}})
     print(f"\n### {title}\n")
     print(f"types {base.types.to_list()}, C = {base.memory}, load {eq.load:.3g}, M* = {eq.M_star:.6g}, "
           f"dT* = {eq.dT_star:.4g}, Theta* = {eq.throughput_star:.6g}, Theta_UB(C) = {eq.throughput_bound:.6g}; "
@@ -62,16 +71,17 @@ def run_table(title, data, horizon, warmup, policies, seed):
         label = name + "".join(f" {k}={v:g}" for k, v in params.items())
         t0 = time.perf_counter()
         try:
-            res = simulate(inst, make_policy(name, inst, **params))
+            use = limited if name in ("vllm", "sarathi") else inst
+            res = simulate(use, make_policy(name, use, **params))
         except Exception as e:  # report, do not hide
             print(f"| {label} | failed: {e} | | | | | | | |")
             continue
-        ver = verify(inst, res.schedule)
+        ver = verify(use, res.schedule)
         assert ver.feasible, ver.violations
-        m = measure(inst, ver, horizon, warmup)
+        m = measure(use, ver, horizon, warmup)
         print(f"| {label} | {m['throughput']:.6g} | {m['ratio']:.4f} | {m['completions_per_time']:.5g} | "
-              f"{m['mean_latency']:.5g} | {m['ttft_mean']:.5g} | {m['peak_memory']} | {m['evictions']} | "
-              f"{time.perf_counter() - t0:.1f} |")
+              f"{fmt(m['mean_latency'], '.5g')} | {fmt(m['ttft_mean'], '.5g')} | {m['peak_memory']} | "
+              f"{m['evictions']} | {time.perf_counter() - t0:.1f} |")
         log(f"  {title}: {label} done")
 
 
@@ -133,7 +143,7 @@ def main():
     run_table("§5.2 Nested WAIT: m = 4, l = 10, l' = (20, 40, 80, 160), rates 20:40:80:160", s52,
               400 if q else 1500, 150 if q else 500,
               [("nested-wait", {}), ("wait", {}), ("wait", {"B": 128}), ("fcfs", {}), ("vllm", {}), ("sarathi", {})],
-              args.seed)
+              args.seed, B=128)
 
 
 if __name__ == "__main__":
