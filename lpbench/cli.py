@@ -396,6 +396,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("what", choices=["models", "policies", "formulations", "solvers"])
     s.set_defaults(func=cmd_list)
     __import__("lpbench.cli_traces").cli_traces.add_parsers(sub)  # import, calibrate, profile (issue 11)
+    __import__("lpbench.cli_fluid").cli_fluid.add_parsers(sub)  # seed 001: generate fluid, throughput
     return p
 
 

@@ -21,7 +21,8 @@ from .semantics import BATCH, MODELS, SLOT, peak_footprint
 
 #: integers above this are rejected (they cannot be token counts or times of a real instance)
 MAX_INT = 2**40
-TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits", "meta")
+TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits", "types", "meta")
+TYPE_KEYS = ("prompt", "output", "rate")
 REQUIRED_REQUEST_KEYS = ("arrival", "prompt", "output")
 OPTIONAL_REQUEST_KEYS = ("id", "class", "tbt_slo", "ttft_slo")
 LIMIT_KEYS = ("token_budget", "prefill_budget", "max_batch_requests")
@@ -38,6 +39,29 @@ class Limits:
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class PromptTypes:
+    """Seed 001's m prompt types (notes seed-001 §1.1), arrays over j: prompt l_j, output l'_j (the
+    decode tokens after the prefill iteration), Poisson rate λ_j per time unit of the cost model.
+
+    Stage mapping (one semantics, see :mod:`lpbench.fluid`): a type-j request is an lpbench request
+    with prompt I = l_j and output O = l'_j + 1, because lpbench's prefill batch generates the first
+    token; seed stage s (s = 0 prefill) is the request's (s+1)-th batch, charged l_j + s by the linear
+    cost model and holding l_j + s KV entries after it."""
+
+    prompt: np.ndarray
+    output: np.ndarray
+    rate: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return len(self.rate)
+
+    def to_list(self) -> list:
+        return [{"prompt": int(l), "output": int(o), "rate": float(r)}
+                for l, o, r in zip(self.prompt, self.output, self.rate)]
 
 
 @dataclass
@@ -58,6 +82,7 @@ class Instance:
     request_class: list | None = None
     tbt_slo: np.ndarray | None = None
     ttft_slo: np.ndarray | None = None
+    types: PromptTypes | None = None
     #: free-form provenance (source file, licence, import rules and counts); never read by the core
     meta: dict | None = None
 
@@ -93,9 +118,12 @@ class Instance:
             out["cost_model"] = self.cost_model_spec
         if self.limits.to_dict():
             out["limits"] = self.limits.to_dict()
+        if self.types is not None:
+            out["types"] = self.types.to_list()
         if self.meta is not None:
             out["meta"] = self.meta
-        out["requests"] = requests
+        if self.n:
+            out["requests"] = requests
         return out
 
 
@@ -202,9 +230,10 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
     if not isinstance(data, dict):
         raise InputError(f"(top level): must be an object with memory and requests, got {_show(data)}")
     _unknown_keys(col, data, TOP_KEYS, "")
-    for k in ("memory", "requests"):
-        if k not in data:
-            col.add(k, "missing required field")
+    if "memory" not in data:
+        col.add("memory", "missing required field")
+    if "requests" not in data and "types" not in data:
+        col.add("requests", "missing required field (an instance has requests, a types block, or both)")
     if col.problems:
         raise InputError(col.problems)
 
@@ -244,6 +273,14 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
                     col.add("limits.prefill_budget", f"must be <= token_budget ({limits.token_budget}), "
                             f"got {limits.prefill_budget}")
 
+    types = _parse_types(col, data["types"], model, cost_model, data["memory"]) if "types" in data else None
+    if "requests" not in data:
+        if col.problems:
+            raise InputError(col.problems)
+        empty = np.zeros(0, dtype=np.int64)
+        return Instance(memory=int(data["memory"]), arrival=np.zeros(0), prompt=empty, output=empty.copy(), ids=[],
+                        model=model, cost_model=cost_model, cost_model_spec=spec, limits=limits,
+                        name=data.get("name") or name or "instance", types=types)
     cols = _request_columns(col, data["requests"])
     if cols is None or col.problems:
         raise InputError(col.problems)
@@ -311,8 +348,50 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
         request_class=[cols["class"][j] for j in order] if "class" in cols else None,
         tbt_slo=opt_float("tbt_slo"),
         ttft_slo=opt_float("ttft_slo"),
+        types=types,
         meta=data.get("meta"),
     )
+
+
+def _parse_types(col: _Collector, spec, model: str, cost_model, memory) -> PromptTypes | None:
+    """The optional seed-001 ``types`` block: [{"prompt": l_j, "output": l'_j, "rate": λ_j}, ...].
+
+    Valid only with model 'batch' and a linear cost model (seed 001 eq. (1)); stability of the fluid
+    equilibrium is a property of the model, not of the file, and is checked where (8) is used."""
+    if not isinstance(spec, list) or not spec:
+        col.add("types", f"must be a non-empty array of {{prompt, output, rate}} objects, got {_show(spec)}")
+        return None
+    if model != BATCH:
+        col.add("types", f"prompt types (seed 001) need model 'batch', got {_show(model)}")
+    if cost_model is None or cost_model.form != "linear":
+        got = "none" if cost_model is None else repr(cost_model.form)
+        col.add("cost_model", f"a types block needs a linear cost model {{\"form\": \"linear\", \"d0\": ..., "
+                f"\"d1\": ...}} (seed 001 eq. (1)), got {got}")
+    before = len(col.problems)
+    for j, t in enumerate(spec):
+        path = f"types[{j}]"
+        if not isinstance(t, dict):
+            col.add(path, f"must be an object with prompt, output, rate, got {_show(t)}")
+            continue
+        _unknown_keys(col, t, TYPE_KEYS, path)
+        for k in TYPE_KEYS:
+            if k not in t:
+                col.add(f"{path}.{k}", "missing required field")
+        if "prompt" in t:
+            col.add(f"{path}.prompt", _int_problem(t["prompt"], 1))
+        if "output" in t:
+            col.add(f"{path}.output", _int_problem(t["output"], 1))
+        if "rate" in t:
+            col.add(f"{path}.rate", _number_problem(t["rate"], positive=True))
+        if (len(col.problems) == before and isinstance(memory, int) and not isinstance(memory, bool)
+                and t["prompt"] + t["output"] > memory):
+            col.add(f"{path}.output", f"type can never run: peak KV footprint prompt + output = "
+                    f"{t['prompt'] + t['output']} exceeds memory {memory}")
+    if len(col.problems) > before:
+        return None
+    return PromptTypes(np.array([int(t["prompt"]) for t in spec], dtype=np.int64),
+                       np.array([int(t["output"]) for t in spec], dtype=np.int64),
+                       np.array([float(t["rate"]) for t in spec]))
 
 
 def _reject_constant(token: str):

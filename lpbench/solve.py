@@ -111,7 +111,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
     metric = cls.objective_metric
     skipped: dict = {}
     capacity_form = cls(inst) if getattr(cls, "capacity", False) else None  # bad input: exit 2 before simulating
-    runs = run_policies(inst, policies, metric, seed, log, skipped)
+    runs = run_policies(inst, policies, metric, seed, log, skipped) if getattr(cls, "runs_policies", True) else []
     if capacity_form is not None:  # a throughput bound (requests/s), reported under "capacity"
         from .formulations.capacity import solve_capacity
 
@@ -229,5 +229,6 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "message": res.message,
         "ratios": ratios,
         "skipped_policies": skipped,
+        **(form.report(res) if hasattr(form, "report") else {}),
         "_schedule": schedule,
     }

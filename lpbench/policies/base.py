@@ -49,4 +49,5 @@ def make_policy(name: str, inst=None, **params) -> Policy:
 
 
 def applicable(inst) -> list[str]:
-    return [name for name, cls in POLICIES.items() if inst.model in cls.models]
+    return [name for name, cls in POLICIES.items()
+            if inst.model in cls.models and not getattr(cls, "explicit_only", False)]

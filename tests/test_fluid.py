@@ -1,0 +1,93 @@
+"""Seed 001: the types block, the fluid closed forms (8)-(10) and the capacity-aware bound."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from lpbench.errors import InputError
+from lpbench.fluid import capacity_bound, equilibrium, memory_work
+from lpbench.instance import parse_instance
+
+LINEAR = {"form": "linear", "d0": 0.25, "d1": 0.0625}   # d0 + 12 d1 = 1: Example 2's ΔT* = 1
+
+
+def example2(memory=12, **extra):
+    return {"memory": memory, "cost_model": LINEAR, "types": [{"prompt": 1, "output": 1, "rate": 4}], **extra}
+
+
+def problems(data):
+    with pytest.raises(InputError) as e:
+        parse_instance(data)
+    return e.value.problems
+
+
+def test_types_block_validation_names_the_field():
+    assert problems({**example2(), "types": [{"prompt": 1, "output": 1, "rate": -4}]}) == [
+        "types[0].rate: must be a positive number, got -4"]
+    assert problems({**example2(), "types": [{"prompt": 1, "output": 1, "rate": 4, "lambda": 2}]}) == [
+        "types[0].lambda: unknown key; expected one of: prompt, output, rate"]
+    assert problems({**example2(), "types": [{"prompt": 1, "rate": 4}]}) == ["types[0].output: missing required field"]
+    assert problems({**example2(), "cost_model": "infermax-llama2-7b-a100"})[0].startswith(
+        "cost_model: a types block needs a linear cost model")
+    assert problems({**example2(), "types": [{"prompt": 8, "output": 5, "rate": 1}]}) == [
+        "types[0].output: type can never run: peak KV footprint prompt + output = 13 exceeds memory 12"]
+    assert problems({"memory": 12}) == [
+        "requests: missing required field (an instance has requests, a types block, or both)"]
+
+
+def test_types_round_trip_with_and_without_requests():
+    inst = parse_instance(example2())
+    assert inst.n == 0 and inst.types.m == 1
+    again = parse_instance(inst.to_dict())
+    assert again.types.to_list() == [{"prompt": 1, "output": 1, "rate": 4.0}]
+    both = parse_instance({**example2(), "requests": [{"arrival": 0, "prompt": 1, "output": 2}]})
+    assert both.n == 1 and parse_instance(both.to_dict()).types.to_list() == both.types.to_list()
+
+
+def test_example2_equilibrium_and_capacity_bound():
+    inst = parse_instance(example2())
+    eq = equilibrium(inst.types, 0.25, 0.0625, 12)
+    assert (eq.M_star, eq.dT_star, eq.n_star, eq.throughput_star) == (12.0, 1.0, [4.0], 4.0)
+    assert eq.throughput_bound == 4.0 and not eq.capacity_binding
+    tight = equilibrium(inst.types, 0.25, 0.0625, 10)
+    # Θ_UB(10) = l' · (C / (d0 + d1 C)) / a = 1 · (10 / 0.875) / 3
+    assert tight.capacity_binding and tight.throughput_bound == pytest.approx(10 / 0.875 / 3) and tight.throughput_bound < 4
+
+
+def test_capacity_bound_equals_theta_star_iff_memory_reaches_m_star():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        m = int(rng.integers(1, 5))
+        inst = parse_instance({"memory": 10_000, "cost_model": {"form": "linear", "d0": 1.0, "d1": 0.001},
+                               "types": [{"prompt": int(rng.integers(1, 20)), "output": int(rng.integers(1, 30)),
+                                          "rate": float(rng.uniform(0.01, 0.5))} for _ in range(m)]})
+        t = inst.types
+        if 0.001 * (t.rate * memory_work(t.prompt, t.output)).sum() >= 1:
+            continue
+        eq = equilibrium(t, 1.0, 0.001, 10_000)
+        theta_star = float((t.rate * t.output).sum())
+        above, _ = capacity_bound(t, 1.0, 0.001, eq.M_star * 1.0001)
+        below, y = capacity_bound(t, 1.0, 0.001, eq.M_star * 0.9)
+        assert above == pytest.approx(theta_star)
+        assert below < theta_star and np.all(y <= t.rate + 1e-12)
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "lpbench.cli", *args], capture_output=True, text=True)
+
+
+def test_cli_fluid_acceptance(tmp_path):
+    p = tmp_path / "ex2.json"
+    p.write_text(json.dumps(example2()))
+    r = cli("solve", str(p), "--formulation", "fluid", "--json", "-q")
+    f = json.loads(r.stdout)["fluid"]
+    assert (f["M_star"], f["throughput_star"], f["n_star"], f["stable"]) == (12, 4, [4], True)
+    p.write_text(json.dumps(example2(memory=10)))
+    f = json.loads(cli("solve", str(p), "--formulation", "fluid", "--json", "-q").stdout)["fluid"]
+    assert f["throughput_bound"] < 4 and f["capacity_binding"] is True
+    p.write_text(json.dumps({**example2(), "cost_model": {"form": "linear", "d0": 0.5, "d1": 0.1}}))
+    r = cli("solve", str(p), "--formulation", "fluid", "--json", "-q")
+    assert r.returncode == 2 and "load d1*sum(rate*a) = 1.2 >= 1" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
