@@ -383,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")
     s.add_argument("what", choices=["models", "policies", "formulations", "solvers"])
     s.set_defaults(func=cmd_list)
+    __import__("lpbench.cli_bench").cli_bench.add_parsers(sub)  # bench, compare, table, plot
     return p
 
 

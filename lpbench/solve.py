@@ -148,7 +148,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
             hi = r.objective / bound if bound and bound > 0 else None
         if lo < 1 - TOL:
             raise SolveBugError(f"competitive ratio of {r.name} below 1 ({lo})")
-        ratios[r.name] = {"objective": r.objective, "lower": lo, "upper": hi}
+        ratios[r.name] = {"objective": r.objective, "lower": lo, "upper": hi, "metrics": r.metrics}
     return {
         "instance": inst.name,
         "formulation": formulation,

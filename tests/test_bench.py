@@ -1,0 +1,123 @@
+"""lpbench bench: suite validation, the local and Dask executors, the Parquet store and --resume."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lpbench.bench.runner import TIMING_COLUMNS, run_isolated
+from lpbench.bench.store import read_run
+from lpbench.bench.suite import load_suite
+from lpbench.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "benchmarks" / "suites" / "tiny.toml"
+
+
+def write_suite(tmp_path, body, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(body.replace("ROOT", str(ROOT)))
+    return p
+
+
+BASE = """[suite]
+name = "t"
+instances = ["ROOT/instances/tiny-slot.json"]
+formulations = ["latency-ip"]
+solvers = ["highs"]
+policies = ["mc-sf"]
+time_limit = 2
+"""
+
+
+@pytest.mark.parametrize("edit, named", [
+    (("policies = [\"mc-sf\"]", "policies = [\"mc-sff\"]"), "unknown policy 'mc-sff'"),
+    (("formulations = [\"latency-ip\"]", "formulations = [\"latency-xx\"]"), "unknown formulation 'latency-xx'"),
+    (("solvers = [\"highs\"]", "solvers = [\"nosolver\"]"), "unknown solver profile 'nosolver'"),
+    (("tiny-slot.json", "nothing-*.json"), "glob"),
+    (("time_limit = 2", "time_limt = 2"), "suite.time_limt: unknown key"),
+    (("time_limit = 2", "time_limit = \"2\""), "suite.time_limit: must be a number"),
+    (("formulations = [\"latency-ip\"]", "formulations = [\"infermax-csp\"]"), "defined for model batch"),
+])
+def test_bad_suite_exits_2_naming_it_before_any_work(tmp_path, capsys, edit, named):
+    suite = write_suite(tmp_path, BASE.replace(*edit))
+    out = tmp_path / "results"
+    assert main(["bench", str(suite), "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+    assert not out.exists()  # nothing started
+
+
+def test_tasks_and_fingerprint():
+    suite = load_suite(TINY)
+    tasks = suite.tasks()
+    assert len(tasks) == 2 and {t.instance for t in tasks} == {"tiny-slot", "slot-12"}
+    assert len({t.key for t in tasks}) == 2
+    assert suite.fingerprint() == load_suite(TINY).fingerprint()
+
+
+def test_failures_become_rows():
+    (task,) = [t.to_dict() for t in load_suite(TINY).tasks() if t.instance == "tiny-slot"]
+    # killed at its deadline (0.3 s is less than the child's own start-up): a timeout row per method
+    rows = run_isolated({**task, "time_limit": 0.2, "grace": 0.1})
+    assert [r["status"] for r in rows] == ["timeout"] * 3 and "killed after 0.3s" in rows[0]["message"]
+    assert [r["method"] for r in rows] == ["latency-ip", "mc-sf", "mc-benchmark"]
+    # a worker that dies (SIGKILL) and one that raises
+    rows = run_isolated(task, [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+    assert rows[0]["status"] == "error" and "SIGKILL" in rows[0]["message"]
+    bad = {**task, "instance_data": {**task["instance_data"], "memory": -1}}
+    rows = run_isolated(bad)
+    assert rows[0]["status"] == "error" and "InputError" in rows[0]["message"] and "memory" in rows[0]["message"]
+
+
+def _comparable(frame):
+    return frame.drop(columns=[c for c in TIMING_COLUMNS if c in frame.columns]).reset_index(drop=True)
+
+
+def test_local_and_dask_runs_give_identical_rows(tmp_path, capsys):
+    out = tmp_path / "results"
+    assert main(["bench", str(TINY), "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert main(["bench", str(TINY), "--out", str(out), "--executor", "dask", "--workers", "2", "-q"]) == 0
+    runs = sorted(out.iterdir())
+    assert len(runs) == 2  # never overwrite: a second run gets its own directory
+    local, dask = read_run(runs[0]), read_run(runs[1])
+    assert len(local) == 6 and set(local["status"]) == {"optimal"} and local["verified"].all()
+    assert local["instance_hash"].str.len().eq(64).all() and local["solver_version"].notna().all()
+    import pandas.testing as pdt
+
+    pdt.assert_frame_equal(_comparable(local), _comparable(dask))
+
+
+def test_sigkill_driver_then_resume_runs_only_missing_tasks(tmp_path):
+    suite = write_suite(tmp_path, """[suite]
+name = "six"
+instances = ["ROOT/instances/tiny-slot.json", "ROOT/instances/slot-12.json"]
+policies = ["mc-sf", "mc-benchmark"]
+repetitions = 2
+time_limit = 2
+""")
+    out = tmp_path / "results"
+    cmd = [sys.executable, "-m", "lpbench.cli", "bench", str(suite), "--out", str(out), "--workers", "1", "-q"]
+    driver = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(out.glob("*/part-*.parquet"))) < 2:
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    (run,) = list(out.iterdir())
+    finished = {p.name: p.stat().st_mtime_ns for p in run.glob("part-*.parquet")}
+    assert 2 <= len(finished) < 8
+    res = subprocess.run(cmd + ["--resume", run.name], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert f"ran {8 - len(finished)} of 8 tasks" in res.stdout  # the tasks executed by the resumed run
+    for name, mtime in finished.items():  # finished parts are not rewritten
+        assert (run / name).stat().st_mtime_ns == mtime
+    frame = read_run(run)
+    assert len(frame) == 8 and set(frame["status"]) == {"verified"}
+    # a changed suite is refused
+    suite.write_text(suite.read_text().replace("time_limit = 2", "time_limit = 3"))
+    res = subprocess.run(cmd + ["--resume", run.name], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "suite changed" in res.stderr
