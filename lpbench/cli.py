@@ -147,6 +147,7 @@ def cmd_solve(args) -> int:
     rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, policies, args.seed,
                          log=None if args.quiet else _log)
     schedule = rep.pop("_schedule")
+    rep.pop("_policy_metrics")
     if args.out:
         out = dict(rep)
         if schedule is not None:

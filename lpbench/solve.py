@@ -148,7 +148,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
             hi = r.objective / bound if bound and bound > 0 else None
         if lo < 1 - TOL:
             raise SolveBugError(f"competitive ratio of {r.name} below 1 ({lo})")
-        ratios[r.name] = {"objective": r.objective, "lower": lo, "upper": hi, "metrics": r.metrics}
+        ratios[r.name] = {"objective": r.objective, "lower": lo, "upper": hi}
     return {
         "instance": inst.name,
         "formulation": formulation,
@@ -173,4 +173,5 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "ratios": ratios,
         "skipped_policies": skipped,
         "_schedule": schedule,
+        "_policy_metrics": {r.name: r.metrics for r in runs},  # verified metrics of each policy (bench rows)
     }

@@ -68,6 +68,7 @@ def execute(task: dict) -> list[dict]:
     rep = solve_instance(inst, task["formulation"], task["solver"], task["time_limit"], task["policies"] or None,
                          task["seed"])
     rep.pop("_schedule")
+    metrics = rep.pop("_policy_metrics")
     common = dict(backend=rep["backend"], solver_version=_version(SOLVER_DISTRIBUTIONS.get(rep["backend"])),
                   objective_metric=rep["objective_metric"])
     rows = [_row(task, "formulation", task["formulation"], status=rep["status"], objective=rep["objective"],
@@ -78,7 +79,7 @@ def execute(task: dict) -> list[dict]:
     for name, r in rep["ratios"].items():
         rows.append(_row(task, "policy", name, status="optimal" if proven else "certified", objective=r["objective"],
                          bound=rep["bound"], ratio_lower=r["lower"], ratio_upper=r["upper"], verified=True,
-                         **{m: r["metrics"].get(m) for m in LATENCY_METRICS}, **common))
+                         **{m: metrics[name].get(m) for m in LATENCY_METRICS}, **common))
     for name, why in rep["skipped_policies"].items():
         rows.append(_row(task, "policy", name, status="skipped", message=why, **common))
     return rows
