@@ -48,6 +48,48 @@ def cmd_bench(args) -> int:
     return 1 if failures else 0
 
 
+def cmd_compare(args) -> int:
+    import json
+
+    from .bench.compare import compare_runs
+    from .bench.store import read_run
+
+    if args.time_tol < 0:
+        raise InputError(f"--time-tol: must be >= 0, got {args.time_tol}")
+    diff = compare_runs(read_run(args.baseline), read_run(args.new), args.time_tol, args.time_floor)
+    bad = diff[diff["regressions"] != ""]
+    if args.json:
+        print(json.dumps({"regressions": len(bad), "rows": json.loads(diff.to_json(orient="records"))}))
+    else:
+        show = diff[["instance", "kind", "method", "formulation", "solver", "repetition", "status_base", "status_new",
+                     "objective_base", "objective_new", "bound_base", "bound_new", "seconds_base", "seconds_new",
+                     "regressions"]]
+        print(show.to_markdown(index=False, floatfmt=".6g"))
+        print(f"{len(bad)} regression(s) in {len(diff)} matched rows" if len(bad) else
+              f"no regression in {len(diff)} matched rows")
+    return 1 if len(bad) else 0
+
+
+def cmd_table(args) -> int:
+    from .bench.store import read_run
+    from .report.tables import TABLES, render
+
+    frame = read_run(args.run)
+    by = [c for c in (args.by or "").split(",") if c]
+    for c in by:
+        if c not in frame.columns:
+            raise InputError(f"--by: unknown column {c!r}; e.g. model, requests, instance, objective_metric")
+    kinds = list(TABLES) if args.kind == "all" else [args.kind]
+    for k in kinds:
+        table = TABLES[k](frame) if k == "csp51" else TABLES[k](frame, by=by)
+        if table.empty:
+            continue
+        if len(kinds) > 1 and args.format != "csv":
+            print(f"\n{k}\n" if args.format == "md" else f"\n% {k}")
+        print(render(table, args.format))
+    return 0
+
+
 def add_parsers(sub) -> None:
     from .bench.executors import EXECUTORS
 
@@ -61,3 +103,23 @@ def add_parsers(sub) -> None:
     s.add_argument("--resume", metavar="RUN", help="finish run RUN (a name under --out or a path): only missing tasks")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar (for CI)")
     s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("compare", help="regression check of run NEW against run BASELINE (exit 1 on a regression)")
+    s.add_argument("baseline", help="run directory")
+    s.add_argument("new", help="run directory")
+    s.add_argument("--time-tol", type=float, default=0.5, help="allowed relative growth of build+solve seconds "
+                   "(default 0.5 = +50%%)")
+    s.add_argument("--time-floor", type=float, default=0.5, help="ignore time growth below this many seconds "
+                   "(default 0.5)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_compare)
+
+    from .report.tables import FORMATS, TABLES
+
+    s = sub.add_parser("table", help="paper-style tables of a run (Markdown, LaTeX or CSV)")
+    s.add_argument("run", help="run directory")
+    s.add_argument("--kind", choices=["all", *TABLES], default="all",
+                   help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, csp51 (seed 003 §5.1); default all")
+    s.add_argument("--format", choices=FORMATS, default="md")
+    s.add_argument("--by", help="comma-separated columns to group by as well, e.g. model or requests")
+    s.set_defaults(func=cmd_table)

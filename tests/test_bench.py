@@ -77,13 +77,19 @@ def _comparable(frame):
     return frame.drop(columns=[c for c in TIMING_COLUMNS if c in frame.columns]).reset_index(drop=True)
 
 
-def test_local_and_dask_runs_give_identical_rows(tmp_path, capsys):
-    out = tmp_path / "results"
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory):
+    """The tiny suite run twice into one results directory: local executor, then Dask on a LocalCluster."""
+    out = tmp_path_factory.mktemp("bench") / "results"
     assert main(["bench", str(TINY), "--out", str(out), "--workers", "2", "-q"]) == 0
     assert main(["bench", str(TINY), "--out", str(out), "--executor", "dask", "--workers", "2", "-q"]) == 0
-    runs = sorted(out.iterdir())
+    runs = sorted(out.iterdir(), key=lambda p: p.stat().st_mtime_ns)
     assert len(runs) == 2  # never overwrite: a second run gets its own directory
-    local, dask = read_run(runs[0]), read_run(runs[1])
+    return runs
+
+
+def test_local_and_dask_runs_give_identical_rows(tiny_runs):
+    local, dask = read_run(tiny_runs[0]), read_run(tiny_runs[1])
     assert len(local) == 6 and set(local["status"]) == {"optimal"} and local["verified"].all()
     assert local["instance_hash"].str.len().eq(64).all() and local["solver_version"].notna().all()
     import pandas.testing as pdt
@@ -121,3 +127,61 @@ time_limit = 2
     suite.write_text(suite.read_text().replace("time_limit = 2", "time_limit = 3"))
     res = subprocess.run(cmd + ["--resume", run.name], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "suite changed" in res.stderr
+
+
+def test_compare_identical_runs_exit_0(tiny_runs, capsys):
+    assert main(["compare", str(tiny_runs[0]), str(tiny_runs[1]), "--time-tol", "100"]) == 0
+    assert "no regression in 6 matched rows" in capsys.readouterr().out
+
+
+def _planted(run, tmp_path, edit):
+    """A copy of ``run`` with ``edit(frame)`` applied to the part of the slot-12 task, under another name."""
+    import shutil
+
+    import pandas as pd
+
+    new = tmp_path / "planted"
+    shutil.copytree(run, new)
+    for part in new.glob("part-*.parquet"):
+        frame = pd.read_parquet(part)
+        if (frame["instance"] == "slot-12").any():
+            frame["instance"] = "renamed"  # rows are matched on the content hash, not the name
+            edit(frame)
+            frame.to_parquet(part, index=False)
+    return new
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda f: f.__setitem__("objective", f["objective"].where(f["kind"] != "formulation", 92.0)),
+     "optimal objective 91 -> 92"),
+    (lambda f: f.__setitem__("bound", f["bound"] - 5), "bound 91 -> 86"),
+    (lambda f: f.__setitem__("status", f["status"].where(f["kind"] != "formulation", "time_limit")),
+     "status optimal -> time_limit"),
+    (lambda f: f.__setitem__("verified", False), "schedule no longer verifies"),
+    (lambda f: f.__setitem__("solve_seconds", f["solve_seconds"] + 3), "time"),
+])
+def test_compare_flags_planted_regression(tiny_runs, tmp_path, capsys, edit, reason):
+    import json
+
+    new = _planted(tiny_runs[0], tmp_path, edit)
+    assert main(["compare", str(tiny_runs[0]), str(new), "--json"]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["regressions"] >= 1
+    flagged = [r for r in rep["rows"] if r["regressions"]]
+    assert all(r["instance"] == "renamed" for r in flagged)
+    assert any(reason in r["regressions"] for r in flagged)
+
+
+def test_tables_render_md_latex_csv(tiny_runs, capsys):
+    from lpbench.report.tables import latency_table, ratio_table
+
+    frame = read_run(tiny_runs[0])
+    lat = latency_table(frame).set_index("algorithm")
+    # mean over the two instances of each one's mean latency (tiny-slot: MC-SF 20/5; slot-12: 95/12)
+    assert lat.loc["mc-sf", "average"] == pytest.approx((4.0 + 95 / 12) / 2)
+    assert lat.loc["mc-sf", "experiments"] == 2
+    rat = ratio_table(frame).set_index("policy")
+    assert rat.loc["mc-sf", "proven"] == 2 and rat.loc["mc-sf", "worst"] == pytest.approx(20 / 19)
+    for fmt, marker in (("md", "| mc-sf"), ("latex", "\\begin{tabular}"), ("csv", "mc-sf,")):
+        assert main(["table", str(tiny_runs[0]), "--format", fmt]) == 0
+        assert marker in capsys.readouterr().out
