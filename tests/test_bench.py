@@ -40,7 +40,10 @@ time_limit = 2
     (("tiny-slot.json", "nothing-*.json"), "glob"),
     (("time_limit = 2", "time_limt = 2"), "suite.time_limt: unknown key"),
     (("time_limit = 2", "time_limit = \"2\""), "suite.time_limit: must be a number"),
-    (("formulations = [\"latency-ip\"]", "formulations = [\"infermax-csp\"]"), "defined for model batch"),
+    (("formulations = [\"latency-ip\"]\nsolvers = [\"highs\"]", "solve = [\"infermax-csp:cpsat\"]"),
+     "defined for model batch"),
+    (("formulations = [\"latency-ip\"]", "formulations = [\"latency-cp\"]"), "is a cpsat model"),
+    (("solvers = [\"highs\"]", "solve = [\"latency-ip\"]"), "suite.solve: expected 'formulation:solver'"),
 ])
 def test_bad_suite_exits_2_naming_it_before_any_work(tmp_path, capsys, edit, named):
     suite = write_suite(tmp_path, BASE.replace(*edit))

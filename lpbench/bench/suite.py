@@ -5,6 +5,7 @@
     instances = ["../../instances/tiny-*.json"]    # globs, relative to this file (or absolute)
     formulations = ["latency-ip"]                  # `lpbench list formulations`; may be []
     solvers = ["highs"]                            # profiles of solvers.toml; one task per formulation x solver
+    # solve = ["latency-ip:highs", "latency-cp:cpsat"] -- explicit formulation:solver pairs instead of the product
     policies = ["mc-sf", "mc-benchmark"]           # `lpbench list policies`; [] = none
     time_limit = 2                                 # solver seconds per task (overrides the profile)
     repetitions = 1                                # repetition r runs randomised policies with seed + r
@@ -42,7 +43,7 @@ from ..instance import Instance, load_instance, parse_instance
 
 KEYS = {"name": str, "instances": list, "formulations": list, "solvers": list, "policies": list,
         "time_limit": (int, float), "repetitions": int, "seed": int, "grace": (int, float), "metric": str,
-        "generate": list, "description": str}
+        "generate": list, "description": str, "solve": list}
 REQUIRED = ("name", "time_limit")
 GENERATE_KEYS = {"kind": str, "seed": int, "count": int, "I": list, "O": int, "B": int, "memory": int}
 GENERATORS = ("jaillet-model1", "jaillet-model2", "infermax-csp51", "infermax-uniform")
@@ -87,8 +88,7 @@ class Suite:
     name: str
     path: str
     time_limit: float
-    formulations: list = field(default_factory=list)
-    solvers: list = field(default_factory=list)
+    pairs: list = field(default_factory=list)  # [(formulation, solver)]
     policies: list = field(default_factory=list)
     repetitions: int = 1
     seed: int = 0
@@ -105,11 +105,10 @@ class Suite:
                 seed = self.seed + rep
                 common = dict(instance=label, instance_hash=h, instance_data=data, time_limit=self.time_limit,
                               grace=self.grace, seed=seed, repetition=rep, metric=self.metric)
-                if self.formulations:
-                    for f in self.formulations:
-                        for s in self.solvers:
-                            out.append(Task(key=f"{h[:16]}/{f}/{s}/r{rep}", formulation=f, solver=s,
-                                            policies=list(self.policies), **common))
+                if self.pairs:
+                    for f, s in self.pairs:
+                        out.append(Task(key=f"{h[:16]}/{f}/{s}/r{rep}", formulation=f, solver=s,
+                                        policies=list(self.policies), **common))
                 else:
                     for p in self.policies:
                         out.append(Task(key=f"{h[:16]}/{p}/-/r{rep}", formulation=None, solver=None,
@@ -119,7 +118,7 @@ class Suite:
     def fingerprint(self) -> str:
         """What a run computes: the settings and every task key. ``--resume`` refuses a suite whose
         fingerprint differs from the run's."""
-        blob = json.dumps({"settings": [self.name, self.formulations, self.solvers, self.policies,
+        blob = json.dumps({"settings": [self.name, self.pairs, self.policies,
                                         self.time_limit, self.repetitions, self.seed, self.metric],
                            "tasks": [t.key for t in self.tasks()]}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
@@ -183,6 +182,14 @@ def load_suite(path: str | Path) -> Suite:
     if problems:
         raise InputError(problems, source=str(p))
     forms, solvers, policies = s.get("formulations", []), s.get("solvers", []), s.get("policies", [])
+    pairs = [(f, v) for f in forms for v in solvers]
+    for item in s.get("solve", []):
+        f, sep, v = str(item).partition(":")
+        if not sep:
+            problems.append(f"suite.solve: expected 'formulation:solver', got {item!r}")
+        pairs.append((f, v))
+        forms, solvers = forms + [f], solvers + [v]
+    forms, solvers = list(dict.fromkeys(forms)), list(dict.fromkeys(solvers))
     profiles = load_profiles()
     for f in forms:
         if f not in FORMULATIONS:
@@ -194,8 +201,13 @@ def load_suite(path: str | Path) -> Suite:
     for v in policies:
         if v not in POLICIES:
             problems.append(f"suite.policies: unknown policy {v!r}; expected one of {', '.join(POLICIES.names())}")
-    if forms and not solvers:
+    if s.get("formulations") and not s.get("solvers"):
         problems.append("suite.solvers: required (non-empty) when suite.formulations is not empty")
+    for f, v in pairs:
+        native = getattr(FORMULATIONS.get(f), "native_backend", None) if f in FORMULATIONS else None
+        if native and v in profiles and profiles[v].backend != native:
+            problems.append(f"suite.solvers: formulation {f!r} is a {native} model, but profile {v!r} uses "
+                            f"backend {profiles[v].backend!r}; list explicit pairs in suite.solve")
     if not forms and not policies:
         problems.append("suite.policies: a suite without formulations needs at least one policy")
     if s["time_limit"] <= 0:
@@ -243,6 +255,5 @@ def load_suite(path: str | Path) -> Suite:
                                 f"but instance {label} uses {inst.model!r}")
     if problems:
         raise InputError(sorted(set(problems), key=problems.index)[:50], source=str(p))
-    return Suite(name=s["name"], path=str(p), time_limit=float(s["time_limit"]), formulations=forms,
-                 solvers=solvers, policies=policies, repetitions=s.get("repetitions", 1), seed=s.get("seed", 0),
+    return Suite(name=s["name"], path=str(p), time_limit=float(s["time_limit"]), pairs=pairs, policies=policies, repetitions=s.get("repetitions", 1), seed=s.get("seed", 0),
                  grace=float(s.get("grace", 10.0)), metric=s.get("metric", "total_latency"), instances=loaded)
