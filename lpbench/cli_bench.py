@@ -90,6 +90,45 @@ def cmd_table(args) -> int:
     return 0
 
 
+def _one_schedule(args):
+    """The schedule to draw: a policy's (simulated, verified) or a formulation's (solved, verified)."""
+    from .instance import load_instance
+    from .solve import run_policies, solve_instance
+
+    if not args.instance:
+        raise InputError(f"--instance: required for plot {args.kind}")
+    inst = load_instance(args.instance)
+    if args.formulation:
+        rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, [], args.seed)
+        if rep["_schedule"] is None:
+            raise InputError(f"--formulation: {args.formulation} returned no schedule (status {rep['status']})")
+        return inst, rep["_schedule"], f"({args.formulation}, {rep['status']})"
+    if not args.policy:
+        raise InputError(f"--policy: required for plot {args.kind} (or --formulation)")
+    (run,) = run_policies(inst, [args.policy], "total_latency", args.seed)
+    return inst, run.schedule, f"({args.policy})"
+
+
+def cmd_plot(args) -> int:
+    from .report import plots
+
+    if args.kind in ("ratio", "latency"):
+        from .bench.store import read_run
+
+        if not args.run:
+            raise InputError(f"--run: required for plot {args.kind}")
+        frame = read_run(args.run)
+        paths = (plots.ratio_histogram(frame, args.out, args.policy) if args.kind == "ratio"
+                 else plots.latency_curve(frame, args.out, args.x))
+    else:
+        inst, sched, label = _one_schedule(args)
+        draw = plots.memory_plot if args.kind == "memory" else plots.gantt
+        paths = draw(inst, sched, args.out, label)
+    for p in paths:
+        print(p)
+    return 0
+
+
 def add_parsers(sub) -> None:
     from .bench.executors import EXECUTORS
 
@@ -123,3 +162,18 @@ def add_parsers(sub) -> None:
     s.add_argument("--format", choices=FORMATS, default="md")
     s.add_argument("--by", help="comma-separated columns to group by as well, e.g. model or requests")
     s.set_defaults(func=cmd_table)
+
+    from .report.plots import KINDS
+
+    s = sub.add_parser("plot", help="figures (PNG and PDF): ratio histogram, latency curve, KV memory, Gantt chart")
+    s.add_argument("kind", choices=KINDS)
+    s.add_argument("--out", required=True, help="output path without suffix; writes OUT.png and OUT.pdf")
+    s.add_argument("--run", help="run directory (ratio, latency)")
+    s.add_argument("--x", default="requests", help="x column of the latency plot (default requests)")
+    s.add_argument("--instance", help="instance file (memory, gantt)")
+    s.add_argument("--policy", help="policy whose schedule is drawn (memory, gantt) or whose ratios (ratio)")
+    s.add_argument("--formulation", help="draw this formulation's optimal schedule instead (memory, gantt)")
+    s.add_argument("--solver", default="highs", help="solver profile with --formulation (default highs)")
+    s.add_argument("--time-limit", type=float, help="solver seconds with --formulation")
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=cmd_plot)

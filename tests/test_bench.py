@@ -188,3 +188,33 @@ def test_tables_render_md_latex_csv(tiny_runs, capsys):
     for fmt, marker in (("md", "| mc-sf"), ("latex", "\\begin{tabular}"), ("csv", "mc-sf,")):
         assert main(["table", str(tiny_runs[0]), "--format", fmt]) == 0
         assert marker in capsys.readouterr().out
+
+
+def test_timeline_replays_the_verified_schedule():
+    from lpbench.instance import load_instance
+    from lpbench.report.plots import timeline
+    from lpbench.solve import run_policies
+
+    inst = load_instance(ROOT / "instances" / "infermax-7b-mix40.json")
+    (run,) = run_policies(inst, ["sarathi"], "total_latency")
+    work, ev, mem = timeline(inst, run.schedule)
+    assert mem["kv"].max() == run.metrics["peak_memory"] and len(ev) == run.metrics["evictions"]
+    assert mem["end"].iloc[-1] == pytest.approx(run.metrics["makespan"])
+    assert set(work["phase"]) == {"prefill", "decode"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["gantt", "--instance", str(ROOT / "instances" / "slot-12.json"), "--policy", "mc-sf"],
+    ["memory", "--instance", str(ROOT / "instances" / "slot-12.json"), "--formulation", "latency-ip"],
+])
+def test_plot_schedule_figures(tmp_path, capsys, argv):
+    assert main(["plot", *argv, "--out", str(tmp_path / "fig")]) == 0
+    for suffix in (".png", ".pdf"):
+        assert (tmp_path / f"fig{suffix}").stat().st_size > 5000
+
+
+def test_plot_run_figures(tiny_runs, tmp_path, capsys):
+    for kind in ("ratio", "latency"):
+        assert main(["plot", kind, "--run", str(tiny_runs[0]), "--out", str(tmp_path / kind)]) == 0
+        assert (tmp_path / f"{kind}.png").stat().st_size > 5000 and (tmp_path / f"{kind}.pdf").exists()
+    assert main(["plot", "gantt", "--out", str(tmp_path / "x")]) == 2
