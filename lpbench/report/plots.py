@@ -76,25 +76,36 @@ def ratio_histogram(df: pd.DataFrame, out, policy: str | None = None, bins: int 
     if p.empty:
         raise InputError("RUN: no policy row with a competitive ratio" + (f" for policy {policy!r}" if policy else ""))
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
     proven = p[p["status"] == "optimal"]
-    unproven = p[p["status"] != "optimal"].sort_values("ratio_lower")
+    unproven = p[p["status"] != "optimal"].sort_values(["method", "ratio_lower", "ratio_upper"])
     hi = np.nanmax([p["ratio_lower"].max(), unproven["ratio_upper"].max() if len(unproven) else np.nan])
-    edges = np.linspace(1.0, max(hi, 1.0 + 1e-3) * 1.0001, bins + 1)
-    for name, g in proven.groupby("method"):
-        ax.hist(g["ratio_lower"], bins=edges, alpha=0.6, label=f"{name}: ratio on a proven optimum ({len(g)})")
-    if len(unproven):
-        ymax = ax.get_ylim()[1] if len(proven) else 1.0
-        ys = np.linspace(0.05, 0.95, len(unproven)) * ymax
-        ax.hlines(ys, unproven["ratio_lower"], unproven["ratio_upper"].fillna(hi), color="black", lw=1.2,
-                  label=f"certified interval, not proven ({len(unproven)})")
-        ax.plot(unproven["ratio_lower"], ys, "|", color="black")
-        ax.plot(unproven["ratio_upper"], ys, "|", color="black")
-    ax.set_xlabel("competitive ratio (policy objective / optimum)")
-    ax.set_ylabel("instances")
-    ax.set_title("Competitive ratios" + (f" of {policy}" if policy else ""))
-    ax.yaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=8, loc="best")
+    panels = [k for k, part in (("hist", proven), ("intervals", unproven)) if len(part)]
+    heights = [3 if k == "hist" else max(2.0, 0.12 * len(unproven)) for k in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6.4, sum(heights) + 1.0), sharex=True, squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    color_of = {m: cycle[k % len(cycle)] for k, m in enumerate(sorted(p["method"].unique()))}
+    for ax, k in zip(axes[:, 0], panels):
+        if k == "hist":
+            edges = np.linspace(1.0, max(hi, 1.0 + 1e-3) * 1.0001, bins + 1)
+            for name, g in proven.groupby("method"):
+                ax.hist(g["ratio_lower"], bins=edges, alpha=0.6, color=color_of[name], label=f"{name} ({len(g)} proven optima)")
+            ax.set_ylabel("instances")
+            ax.yaxis.get_major_locator().set_params(integer=True)
+        else:  # one row per unproven instance: [policy / best known, policy / bound]
+            for name, g in unproven.groupby("method", sort=False):
+                y = np.flatnonzero(unproven["method"].to_numpy() == name)
+                color = color_of[name]
+                ax.hlines(y, g["ratio_lower"], g["ratio_upper"].fillna(hi), lw=1.5, color=color,
+                          label=f"{name}: certified interval ({len(g)} not proven)")
+                ax.plot(g["ratio_lower"], y, "|", color=color, ms=6)
+                ax.plot(g["ratio_upper"], y, "|", color=color, ms=6)
+            ax.set_ylabel("instance (sorted)")
+            ax.set_yticks([])
+            ax.invert_yaxis()
+        ax.legend(fontsize=8, loc="best")
+    axes[0, 0].set_title("Competitive ratios" + (f" of {policy}" if policy else ""))
+    axes[-1, 0].set_xlabel("competitive ratio (policy objective / optimum)")
     return _save(fig, out)
 
 
