@@ -64,9 +64,11 @@ def test_tasks_and_fingerprint():
 
 def test_failures_become_rows():
     (task,) = [t.to_dict() for t in load_suite(TINY).tasks() if t.instance == "tiny-slot"]
-    # killed at its deadline (0.3 s is less than the child's own start-up): a timeout row per method
-    rows = run_isolated({**task, "time_limit": 0.2, "grace": 0.1})
-    assert [r["status"] for r in rows] == ["timeout"] * 3 and "killed after 0.3s" in rows[0]["message"]
+    # a task that hangs is killed at time_limit + grace: a timeout row per method
+    t0 = time.perf_counter()
+    rows = run_isolated({**task, "time_limit": 0.2, "grace": 0.3}, [sys.executable, "-c", "import time; time.sleep(60)"])
+    assert time.perf_counter() - t0 < 10
+    assert [r["status"] for r in rows] == ["timeout"] * 3 and "killed after 0.5s" in rows[0]["message"]
     assert [r["method"] for r in rows] == ["latency-ip", "mc-sf", "mc-benchmark"]
     # a worker that dies (SIGKILL) and one that raises
     rows = run_isolated(task, [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
