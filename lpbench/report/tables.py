@@ -88,7 +88,11 @@ def csp51_table(df: pd.DataFrame, formulation: str = "infermax-csp") -> pd.DataF
                      "EF/CSP": None if best_ef is None or not r["objective"] else best_ef["objective"] / r["objective"],
                      "evict/CSP": None if best_ev is None or not r["objective"] else best_ev["objective"] / r["objective"],
                      "solve s": r["solve_seconds"]})
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    natural = table["instance"].str.extract(r"(\d+)$")[0].astype(float)  # csp51-I2 before csp51-I16
+    return table.assign(_k=natural).sort_values(["_k", "instance"]).drop(columns="_k").reset_index(drop=True)
 
 
 TABLES = {"latency": latency_table, "ratio": ratio_table, "gap": gap_table, "csp51": csp51_table}
