@@ -1,5 +1,8 @@
 """Seed 003 reproductions (a benchmark, not a test):
 
+Part 1 (the §5.1 CSP sweep) is also the suite ``benchmarks/suites/csp51.toml``: ``lpbench bench`` it and
+``lpbench table RUN --kind csp51`` prints the same comparison from the stored rows.
+
 1. §5.1: for I in 1, 2, 4, ..., 1024 (O = B = 4, M = max(2I, I+O-1), Llama-2-7B/A100 InferMax cost
    model, C = 4096), the CSP's makespan (``lpbench solve --formulation infermax-csp --solver cpsat``)
    against the best eviction-free (``*-ef``) and the best evicting policy, all verified.

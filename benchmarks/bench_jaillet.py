@@ -1,5 +1,9 @@
 """Seed 004 §5.1 reproduction: hindsight optimum vs MC-SF on jaillet-model1/2 (a benchmark, not a test).
 
+Superseded for runs and tables by the suite: ``lpbench bench benchmarks/suites/jaillet.toml`` (stored,
+resumable, comparable with ``lpbench compare``) and ``lpbench table RUN --kind ratio|gap``. This script
+stays for ``--build-only`` (model-building time alone) and for its existing JSONL results.
+
     python benchmarks/bench_jaillet.py --count 10 --time-limit 60 --out results/bench-jaillet.jsonl
     python benchmarks/bench_jaillet.py --count 10 --build-only
 

@@ -147,6 +147,7 @@ def cmd_solve(args) -> int:
     rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, policies, args.seed,
                          log=None if args.quiet else _log)
     schedule = rep.pop("_schedule")
+    rep.pop("_policy_metrics")
     if args.out:
         out = dict(rep)
         if schedule is not None:
@@ -397,6 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_list)
     __import__("lpbench.cli_traces").cli_traces.add_parsers(sub)  # import, calibrate, profile (issue 11)
     __import__("lpbench.cli_fluid").cli_fluid.add_parsers(sub)  # seed 001: generate fluid, throughput
+    __import__("lpbench.cli_bench").cli_bench.add_parsers(sub)  # bench, compare, table, plot
     return p
 
 

@@ -58,3 +58,17 @@ def write_text(path: str | Path, text: str, force: bool = False, flag: str = "--
     with os.fdopen(fd, "w") as fh:
         fh.write(text)
     os.replace(tmp, p)
+def write_parquet(path: str | Path, frame, force: bool = False, flag: str = "--out") -> None:
+    """A pandas DataFrame as Parquet, written to a temporary file and renamed into place (atomic)."""
+    p = Path(path)
+    if p.exists() and not force:
+        raise InputError(f"{flag}: {p} already exists; choose another path or pass --force to overwrite")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

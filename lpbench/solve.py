@@ -231,4 +231,5 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "skipped_policies": skipped,
         **(form.report(res) if hasattr(form, "report") else {}),
         "_schedule": schedule,
+        "_policy_metrics": {r.name: r.metrics for r in runs},  # verified metrics of each policy (bench rows)
     }

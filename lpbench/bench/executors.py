@@ -1,0 +1,76 @@
+"""Executors: run tasks, yield ``(task, rows)`` as each finishes (in completion order).
+
+* ``local`` -- a pool of ``workers`` threads, each driving one task process at a time
+  (:func:`~lpbench.bench.runner.run_isolated`: one fresh process per task, killed at its deadline).
+* ``dask`` -- ``distributed.Client`` on ``scheduler`` (a ``dask scheduler`` address, a dask-jobqueue
+  cluster's ``scheduler_address``), or a ``LocalCluster`` on 127.0.0.1 with ``workers`` processes.
+  Each Dask task calls the same ``run_isolated``, so a hang or a crash is handled inside the worker;
+  a worker that dies anyway (``KilledWorker``, a lost connection) still yields the task's error rows.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Iterator
+
+from ..errors import InputError
+from .runner import failure_rows, run_isolated
+
+EXECUTORS = ("local", "dask")
+
+
+def default_workers() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def run_local(tasks: list[dict], workers: int) -> Iterator[tuple[dict, list[dict]]]:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(run_isolated, t): t for t in tasks}
+        for fut in as_completed(futures):
+            yield futures[fut], fut.result()  # run_isolated never raises for a task's own failure
+
+
+def run_dask(tasks: list[dict], workers: int, scheduler: str | None = None) -> Iterator[tuple[dict, list[dict]]]:
+    try:
+        from distributed import Client, LocalCluster, as_completed as dask_completed
+    except ImportError:
+        raise InputError("--executor: 'dask' needs dask[distributed]; pip install 'lpbench[bench]'") from None
+    if scheduler:
+        try:
+            client = Client(scheduler, timeout="20s")
+        except OSError as e:
+            raise InputError(f"--scheduler: cannot reach {scheduler!r} ({e})") from None
+        cluster = None
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None)
+        client = Client(cluster)
+    try:
+        futures = {}
+        for t in tasks:
+            futures[client.submit(run_isolated, t, key=f"lpbench-{t['key']}", pure=False, retries=0)] = t
+        for fut in dask_completed(list(futures)):
+            task = futures[fut]
+            try:
+                rows = fut.result()
+            except Exception as e:  # KilledWorker, CommClosedError: the worker died under this task
+                rows = failure_rows(task, "error", f"dask: {type(e).__name__}: {e}")
+            yield task, rows
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_tasks(tasks: list[dict], executor: str = "local", workers: int | None = None,
+              scheduler: str | None = None) -> Iterator[tuple[dict, list[dict]]]:
+    if executor not in EXECUTORS:
+        raise InputError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
+    workers = workers or default_workers()
+    if workers < 1:
+        raise InputError(f"--workers: must be a positive integer, got {workers}")
+    if scheduler and executor != "dask":
+        raise InputError("--scheduler: only with --executor dask")
+    if executor == "local":
+        return run_local(tasks, workers)
+    return run_dask(tasks, workers, scheduler)

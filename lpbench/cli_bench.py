@@ -1,0 +1,179 @@
+"""``lpbench bench | compare | table | plot``: batch regression jobs, their store, tables and figures."""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+from .errors import InputError
+
+FAILED = ("error", "timeout")
+
+
+def cmd_bench(args) -> int:
+    from .bench.executors import run_tasks
+    from .bench.store import RunStore
+    from .bench.suite import load_suite
+
+    suite = load_suite(args.suite)  # every check happens here, before any work
+    tasks = [t.to_dict() for t in suite.tasks()]
+    store = RunStore.resume(args.out, args.resume, suite) if args.resume else RunStore.create(args.out, suite,
+                                                                                                args.executor)
+    todo = store.pending(tasks)
+    if not args.quiet:
+        print(f"lpbench: run {store.path}: {len(tasks)} tasks, {len(tasks) - len(todo)} already stored, "
+              f"{len(todo)} to run ({args.executor} executor)", file=sys.stderr, flush=True)
+    counts: Counter = Counter()
+    failures = []
+    bar = None
+    if not args.quiet:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), unit="task", file=sys.stderr, dynamic_ncols=True)
+    try:
+        for task, rows in run_tasks(todo, args.executor, args.workers, args.scheduler):
+            store.write(task, rows)
+            counts[rows[0]["status"]] += 1
+            if rows[0]["status"] in FAILED:
+                failures.append((task["key"], rows[0]["status"], rows[0]["message"]))
+            if bar is not None:
+                bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(counts.items())), refresh=False)
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
+    print(f"{store.path}: ran {len(todo)} of {len(tasks)} tasks ({summary})")
+    for key, status, message in failures:
+        print(f"  {status}: {key}: {message}")
+    return 1 if failures else 0
+
+
+def cmd_compare(args) -> int:
+    import json
+
+    from .bench.compare import compare_runs
+    from .bench.store import read_run
+
+    if args.time_tol < 0:
+        raise InputError(f"--time-tol: must be >= 0, got {args.time_tol}")
+    diff = compare_runs(read_run(args.baseline), read_run(args.new), args.time_tol, args.time_floor)
+    bad = diff[diff["regressions"] != ""]
+    if args.json:
+        print(json.dumps({"regressions": len(bad), "rows": json.loads(diff.to_json(orient="records"))}))
+    else:
+        show = diff[["instance", "kind", "method", "formulation", "solver", "repetition", "status_base", "status_new",
+                     "objective_base", "objective_new", "bound_base", "bound_new", "seconds_base", "seconds_new",
+                     "regressions"]]
+        print(show.to_markdown(index=False, floatfmt=".6g"))
+        print(f"{len(bad)} regression(s) in {len(diff)} matched rows" if len(bad) else
+              f"no regression in {len(diff)} matched rows")
+    return 1 if len(bad) else 0
+
+
+def cmd_table(args) -> int:
+    from .bench.store import read_run
+    from .report.tables import TABLES, render
+
+    frame = read_run(args.run)
+    by = [c for c in (args.by or "").split(",") if c]
+    for c in by:
+        if c not in frame.columns:
+            raise InputError(f"--by: unknown column {c!r}; e.g. model, requests, instance, objective_metric")
+    kinds = list(TABLES) if args.kind == "all" else [args.kind]
+    for k in kinds:
+        table = TABLES[k](frame) if k == "csp51" else TABLES[k](frame, by=by)
+        if table.empty:
+            continue
+        if len(kinds) > 1 and args.format != "csv":
+            print(f"\n{k}\n" if args.format == "md" else f"\n% {k}")
+        print(render(table, args.format))
+    return 0
+
+
+def _one_schedule(args):
+    """The schedule to draw: a policy's (simulated, verified) or a formulation's (solved, verified)."""
+    from .instance import load_instance
+    from .solve import run_policies, solve_instance
+
+    if not args.instance:
+        raise InputError(f"--instance: required for plot {args.kind}")
+    inst = load_instance(args.instance)
+    if args.formulation:
+        rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, [], args.seed)
+        if rep["_schedule"] is None:
+            raise InputError(f"--formulation: {args.formulation} returned no schedule (status {rep['status']})")
+        return inst, rep["_schedule"], f"({args.formulation}, {rep['status']})"
+    if not args.policy:
+        raise InputError(f"--policy: required for plot {args.kind} (or --formulation)")
+    (run,) = run_policies(inst, [args.policy], "total_latency", args.seed)
+    return inst, run.schedule, f"({args.policy})"
+
+
+def cmd_plot(args) -> int:
+    from .report import plots
+
+    if args.kind in ("ratio", "latency"):
+        from .bench.store import read_run
+
+        if not args.run:
+            raise InputError(f"--run: required for plot {args.kind}")
+        frame = read_run(args.run)
+        paths = (plots.ratio_histogram(frame, args.out, args.policy) if args.kind == "ratio"
+                 else plots.latency_curve(frame, args.out, args.x))
+    else:
+        inst, sched, label = _one_schedule(args)
+        draw = plots.memory_plot if args.kind == "memory" else plots.gantt
+        paths = draw(inst, sched, args.out, label)
+    for p in paths:
+        print(p)
+    return 0
+
+
+def add_parsers(sub) -> None:
+    from .bench.executors import EXECUTORS
+
+    s = sub.add_parser("bench", help="run a suite (TOML) of instances x formulations x solvers x policies "
+                       "into a Parquet results store")
+    s.add_argument("suite", help="suite file, see benchmarks/suites/")
+    s.add_argument("--executor", choices=EXECUTORS, default="local", help="local process pool (default) or dask")
+    s.add_argument("--scheduler", help="dask scheduler address (tcp://host:8786); default: a LocalCluster")
+    s.add_argument("--workers", type=int, help="parallel tasks (local) or LocalCluster workers (default cores/2)")
+    s.add_argument("--out", default="results", help="results directory (default results/)")
+    s.add_argument("--resume", metavar="RUN", help="finish run RUN (a name under --out or a path): only missing tasks")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress bar (for CI)")
+    s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("compare", help="regression check of run NEW against run BASELINE (exit 1 on a regression)")
+    s.add_argument("baseline", help="run directory")
+    s.add_argument("new", help="run directory")
+    s.add_argument("--time-tol", type=float, default=0.5, help="allowed relative growth of build+solve seconds "
+                   "(default 0.5 = +50%%)")
+    s.add_argument("--time-floor", type=float, default=0.5, help="ignore time growth below this many seconds "
+                   "(default 0.5)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=cmd_compare)
+
+    from .report.tables import FORMATS, TABLES
+
+    s = sub.add_parser("table", help="paper-style tables of a run (Markdown, LaTeX or CSV)")
+    s.add_argument("run", help="run directory")
+    s.add_argument("--kind", choices=["all", *TABLES], default="all",
+                   help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, csp51 (seed 003 §5.1); default all")
+    s.add_argument("--format", choices=FORMATS, default="md")
+    s.add_argument("--by", help="comma-separated columns to group by as well, e.g. model or requests")
+    s.set_defaults(func=cmd_table)
+
+    from .report.plots import KINDS
+
+    s = sub.add_parser("plot", help="figures (PNG and PDF): ratio histogram, latency curve, KV memory, Gantt chart")
+    s.add_argument("kind", choices=KINDS)
+    s.add_argument("--out", required=True, help="output path without suffix; writes OUT.png and OUT.pdf")
+    s.add_argument("--run", help="run directory (ratio, latency)")
+    s.add_argument("--x", default="requests", help="x column of the latency plot (default requests)")
+    s.add_argument("--instance", help="instance file (memory, gantt)")
+    s.add_argument("--policy", help="policy whose schedule is drawn (memory, gantt) or whose ratios (ratio)")
+    s.add_argument("--formulation", help="draw this formulation's optimal schedule instead (memory, gantt)")
+    s.add_argument("--solver", default="highs", help="solver profile with --formulation (default highs)")
+    s.add_argument("--time-limit", type=float, help="solver seconds with --formulation")
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(func=cmd_plot)

@@ -1,0 +1,108 @@
+"""Tables from a run's rows, each a pandas DataFrame (``render`` writes Markdown, LaTeX or CSV).
+
+* :func:`latency_table`  -- seed 004 Table 1 layout: per policy, the average / std / max / min over the
+  run's experiments (instances x repetitions) of each experiment's mean request latency.
+* :func:`ratio_table`    -- seed 004 §5.1 competitive-ratio summary per policy (and certifying formulation
+  x solver): best / worst / mean ratio, how many exactly optimal (ratio 1 on a proven optimum), how many
+  proven, and the certified interval [min lower end, max upper end] over the unproven ones.
+* :func:`gap_table`      -- optimality gap and solve seconds per formulation x solver.
+* :func:`csp51_table`    -- seed 003 §5.1: per instance, the CSP's makespan, status and bound against the
+  best eviction-free (``*-ef``) and the best evicting policy.
+Policy rows are repeated once per (formulation, solver) that certified them; tables that describe the
+policy alone count each (instance, policy, repetition) once.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..errors import InputError
+
+FORMATS = ("md", "latex", "csv")
+
+
+def _policies(df: pd.DataFrame) -> pd.DataFrame:
+    p = df[(df["kind"] == "policy") & df["objective"].notna()]
+    return p.drop_duplicates(["instance_hash", "method", "repetition"])
+
+
+def latency_table(df: pd.DataFrame, by: list[str] | None = None, column: str = "mean_latency") -> pd.DataFrame:
+    p = _policies(df)
+    keys = (by or []) + ["method"]
+    t = p.groupby(keys)[column].agg(["mean", "std", "max", "min", "count"])
+    t.columns = ["average", "std. dev.", "max", "min", "experiments"]
+    return t.reset_index().rename(columns={"method": "algorithm"})
+
+
+def ratio_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    p = df[(df["kind"] == "policy") & df["ratio_lower"].notna()].copy()
+    proven = p["status"] == "optimal"
+    p["proven"] = proven
+    p["exact"] = proven & (p["ratio_lower"] <= 1 + 1e-9)
+    keys = (by or []) + ["method", "formulation", "solver"]
+
+    def summary(g):
+        pr = g[g["proven"]]
+        un = g[~g["proven"]]
+        return pd.Series({
+            "instances": len(g), "proven": int(g["proven"].sum()), "exactly optimal": int(g["exact"].sum()),
+            "best": pr["ratio_lower"].min() if len(pr) else None,
+            "worst": pr["ratio_lower"].max() if len(pr) else None,
+            "mean": pr["ratio_lower"].mean() if len(pr) else None,
+            "certified interval (unproven)": (f"[{un['ratio_lower'].min():.4g}, {un['ratio_upper'].max():.4g}]"
+                                              if len(un) else "-")})
+
+    rows = [dict(zip(keys, k if isinstance(k, tuple) else (k,))) | summary(g).to_dict()
+            for k, g in p.groupby(keys)]
+    return pd.DataFrame(rows).rename(columns={"method": "policy"})
+
+
+def gap_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    f = df[df["kind"] == "formulation"]
+    keys = (by or []) + ["formulation", "solver"]
+    rows = []
+    for k, g in f.groupby(keys):
+        rows.append(dict(zip(keys, k)) | {
+            "instances": len(g), "optimal": int((g["status"] == "optimal").sum()),
+            "failed": int(g["status"].isin(["error", "timeout"]).sum()),
+            "median gap": g["gap"].median(), "max gap": g["gap"].max(),
+            "median solve s": g["solve_seconds"].median(), "max solve s": g["solve_seconds"].max(),
+            "median build s": g["build_seconds"].median()})
+    return pd.DataFrame(rows)
+
+
+def csp51_table(df: pd.DataFrame, formulation: str = "infermax-csp") -> pd.DataFrame:
+    f = df[(df["kind"] == "formulation") & (df["formulation"] == formulation)]
+    pol = _policies(df)
+    rows = []
+    for _, r in f.iterrows():
+        ps = pol[pol["instance_hash"] == r["instance_hash"]]
+        ef, ev = ps[ps["method"].str.endswith("-ef")], ps[~ps["method"].str.endswith("-ef")]
+        best_ef = ef.loc[ef["objective"].idxmin()] if len(ef) else None
+        best_ev = ev.loc[ev["objective"].idxmin()] if len(ev) else None
+        rows.append({"instance": r["instance"], "solver": r["solver"], "status": r["status"], "CSP": r["objective"],
+                     "bound": r["bound"],
+                     "best EF": None if best_ef is None else best_ef["objective"],
+                     "(EF policy)": None if best_ef is None else best_ef["method"],
+                     "best evicting": None if best_ev is None else best_ev["objective"],
+                     "(evicting policy)": None if best_ev is None else best_ev["method"],
+                     "EF/CSP": None if best_ef is None or not r["objective"] else best_ef["objective"] / r["objective"],
+                     "evict/CSP": None if best_ev is None or not r["objective"] else best_ev["objective"] / r["objective"],
+                     "solve s": r["solve_seconds"]})
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    natural = table["instance"].str.extract(r"(\d+)$")[0].astype(float)  # csp51-I2 before csp51-I16
+    return table.assign(_k=natural).sort_values(["_k", "instance"]).drop(columns="_k").reset_index(drop=True)
+
+
+TABLES = {"latency": latency_table, "ratio": ratio_table, "gap": gap_table, "csp51": csp51_table}
+
+
+def render(table: pd.DataFrame, fmt: str, floatfmt: str = ".4g") -> str:
+    if fmt == "md":
+        return table.to_markdown(index=False, floatfmt=floatfmt)
+    if fmt == "latex":
+        return table.to_latex(index=False, float_format=lambda v: format(v, floatfmt), na_rep="-")
+    if fmt == "csv":
+        return table.to_csv(index=False)
+    raise InputError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")

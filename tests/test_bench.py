@@ -1,0 +1,222 @@
+"""lpbench bench: suite validation, the local and Dask executors, the Parquet store and --resume."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lpbench.bench.runner import TIMING_COLUMNS, run_isolated
+from lpbench.bench.store import read_run
+from lpbench.bench.suite import load_suite
+from lpbench.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "benchmarks" / "suites" / "tiny.toml"
+
+
+def write_suite(tmp_path, body, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(body.replace("ROOT", str(ROOT)))
+    return p
+
+
+BASE = """[suite]
+name = "t"
+instances = ["ROOT/instances/tiny-slot.json"]
+formulations = ["latency-ip"]
+solvers = ["highs"]
+policies = ["mc-sf"]
+time_limit = 2
+"""
+
+
+@pytest.mark.parametrize("edit, named", [
+    (("policies = [\"mc-sf\"]", "policies = [\"mc-sff\"]"), "unknown policy 'mc-sff'"),
+    (("formulations = [\"latency-ip\"]", "formulations = [\"latency-xx\"]"), "unknown formulation 'latency-xx'"),
+    (("solvers = [\"highs\"]", "solvers = [\"nosolver\"]"), "unknown solver profile 'nosolver'"),
+    (("tiny-slot.json", "nothing-*.json"), "glob"),
+    (("time_limit = 2", "time_limt = 2"), "suite.time_limt: unknown key"),
+    (("time_limit = 2", "time_limit = \"2\""), "suite.time_limit: must be a number"),
+    (("formulations = [\"latency-ip\"]\nsolvers = [\"highs\"]", "solve = [\"infermax-csp:cpsat\"]"),
+     "defined for model batch"),
+    (("formulations = [\"latency-ip\"]", "formulations = [\"latency-cp\"]"), "is a cpsat model"),
+    (("solvers = [\"highs\"]", "solve = [\"latency-ip\"]"), "suite.solve: expected 'formulation:solver'"),
+])
+def test_bad_suite_exits_2_naming_it_before_any_work(tmp_path, capsys, edit, named):
+    suite = write_suite(tmp_path, BASE.replace(*edit))
+    out = tmp_path / "results"
+    assert main(["bench", str(suite), "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err
+    assert not out.exists()  # nothing started
+
+
+def test_tasks_and_fingerprint():
+    suite = load_suite(TINY)
+    tasks = suite.tasks()
+    assert len(tasks) == 2 and {t.instance for t in tasks} == {"tiny-slot", "slot-12"}
+    assert len({t.key for t in tasks}) == 2
+    assert suite.fingerprint() == load_suite(TINY).fingerprint()
+
+
+def test_failures_become_rows():
+    (task,) = [t.to_dict() for t in load_suite(TINY).tasks() if t.instance == "tiny-slot"]
+    # a task that hangs is killed at time_limit + grace: a timeout row per method
+    t0 = time.perf_counter()
+    rows = run_isolated({**task, "time_limit": 0.2, "grace": 0.3}, [sys.executable, "-c", "import time; time.sleep(60)"])
+    assert time.perf_counter() - t0 < 10
+    assert [r["status"] for r in rows] == ["timeout"] * 3 and "killed after 0.5s" in rows[0]["message"]
+    assert [r["method"] for r in rows] == ["latency-ip", "mc-sf", "mc-benchmark"]
+    # a worker that dies (SIGKILL) and one that raises
+    rows = run_isolated(task, [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+    assert rows[0]["status"] == "error" and "SIGKILL" in rows[0]["message"]
+    bad = {**task, "instance_data": {**task["instance_data"], "memory": -1}}
+    rows = run_isolated(bad)
+    assert rows[0]["status"] == "error" and "InputError" in rows[0]["message"] and "memory" in rows[0]["message"]
+
+
+def _comparable(frame):
+    return frame.drop(columns=[c for c in TIMING_COLUMNS if c in frame.columns]).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory):
+    """The tiny suite run twice into one results directory: local executor, then Dask on a LocalCluster."""
+    out = tmp_path_factory.mktemp("bench") / "results"
+    assert main(["bench", str(TINY), "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert main(["bench", str(TINY), "--out", str(out), "--executor", "dask", "--workers", "2", "-q"]) == 0
+    runs = sorted(out.iterdir(), key=lambda p: p.stat().st_mtime_ns)
+    assert len(runs) == 2  # never overwrite: a second run gets its own directory
+    return runs
+
+
+def test_local_and_dask_runs_give_identical_rows(tiny_runs):
+    local, dask = read_run(tiny_runs[0]), read_run(tiny_runs[1])
+    assert len(local) == 6 and set(local["status"]) == {"optimal"} and local["verified"].all()
+    assert local["instance_hash"].str.len().eq(64).all() and local["solver_version"].notna().all()
+    import pandas.testing as pdt
+
+    pdt.assert_frame_equal(_comparable(local), _comparable(dask))
+
+
+def test_sigkill_driver_then_resume_runs_only_missing_tasks(tmp_path):
+    suite = write_suite(tmp_path, """[suite]
+name = "six"
+instances = ["ROOT/instances/tiny-slot.json", "ROOT/instances/slot-12.json"]
+policies = ["mc-sf", "mc-benchmark"]
+repetitions = 2
+time_limit = 2
+""")
+    out = tmp_path / "results"
+    cmd = [sys.executable, "-m", "lpbench.cli", "bench", str(suite), "--out", str(out), "--workers", "1", "-q"]
+    driver = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and len(list(out.glob("*/part-*.parquet"))) < 2:
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    (run,) = list(out.iterdir())
+    finished = {p.name: p.stat().st_mtime_ns for p in run.glob("part-*.parquet")}
+    assert 2 <= len(finished) < 8
+    res = subprocess.run(cmd + ["--resume", run.name], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert f"ran {8 - len(finished)} of 8 tasks" in res.stdout  # the tasks executed by the resumed run
+    for name, mtime in finished.items():  # finished parts are not rewritten
+        assert (run / name).stat().st_mtime_ns == mtime
+    frame = read_run(run)
+    assert len(frame) == 8 and set(frame["status"]) == {"verified"}
+    # a changed suite is refused
+    suite.write_text(suite.read_text().replace("time_limit = 2", "time_limit = 3"))
+    res = subprocess.run(cmd + ["--resume", run.name], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "suite changed" in res.stderr
+
+
+def test_compare_identical_runs_exit_0(tiny_runs, capsys):
+    assert main(["compare", str(tiny_runs[0]), str(tiny_runs[1]), "--time-tol", "100"]) == 0
+    assert "no regression in 6 matched rows" in capsys.readouterr().out
+
+
+def _planted(run, tmp_path, edit):
+    """A copy of ``run`` with ``edit(frame)`` applied to the part of the slot-12 task, under another name."""
+    import shutil
+
+    import pandas as pd
+
+    new = tmp_path / "planted"
+    shutil.copytree(run, new)
+    for part in new.glob("part-*.parquet"):
+        frame = pd.read_parquet(part)
+        if (frame["instance"] == "slot-12").any():
+            frame["instance"] = "renamed"  # rows are matched on the content hash, not the name
+            edit(frame)
+            frame.to_parquet(part, index=False)
+    return new
+
+
+@pytest.mark.parametrize("edit, reason", [
+    (lambda f: f.__setitem__("objective", f["objective"].where(f["kind"] != "formulation", 92.0)),
+     "optimal objective 91 -> 92"),
+    (lambda f: f.__setitem__("bound", f["bound"] - 5), "bound 91 -> 86"),
+    (lambda f: f.__setitem__("status", f["status"].where(f["kind"] != "formulation", "time_limit")),
+     "status optimal -> time_limit"),
+    (lambda f: f.__setitem__("verified", False), "schedule no longer verifies"),
+    (lambda f: f.__setitem__("solve_seconds", f["solve_seconds"] + 3), "time"),
+])
+def test_compare_flags_planted_regression(tiny_runs, tmp_path, capsys, edit, reason):
+    import json
+
+    new = _planted(tiny_runs[0], tmp_path, edit)
+    assert main(["compare", str(tiny_runs[0]), str(new), "--json"]) == 1
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["regressions"] >= 1
+    flagged = [r for r in rep["rows"] if r["regressions"]]
+    assert all(r["instance"] == "renamed" for r in flagged)
+    assert any(reason in r["regressions"] for r in flagged)
+
+
+def test_tables_render_md_latex_csv(tiny_runs, capsys):
+    from lpbench.report.tables import latency_table, ratio_table
+
+    frame = read_run(tiny_runs[0])
+    lat = latency_table(frame).set_index("algorithm")
+    # mean over the two instances of each one's mean latency (tiny-slot: MC-SF 20/5; slot-12: 95/12)
+    assert lat.loc["mc-sf", "average"] == pytest.approx((4.0 + 95 / 12) / 2)
+    assert lat.loc["mc-sf", "experiments"] == 2
+    rat = ratio_table(frame).set_index("policy")
+    assert rat.loc["mc-sf", "proven"] == 2 and rat.loc["mc-sf", "worst"] == pytest.approx(20 / 19)
+    for fmt, marker in (("md", "| mc-sf"), ("latex", "\\begin{tabular}"), ("csv", "mc-sf,")):
+        assert main(["table", str(tiny_runs[0]), "--format", fmt]) == 0
+        assert marker in capsys.readouterr().out
+
+
+def test_timeline_replays_the_verified_schedule():
+    from lpbench.instance import load_instance
+    from lpbench.report.plots import timeline
+    from lpbench.solve import run_policies
+
+    inst = load_instance(ROOT / "instances" / "infermax-7b-mix40.json")
+    (run,) = run_policies(inst, ["sarathi"], "total_latency")
+    work, ev, mem = timeline(inst, run.schedule)
+    assert mem["kv"].max() == run.metrics["peak_memory"] and len(ev) == run.metrics["evictions"]
+    assert mem["end"].iloc[-1] == pytest.approx(run.metrics["makespan"])
+    assert set(work["phase"]) == {"prefill", "decode"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["gantt", "--instance", str(ROOT / "instances" / "slot-12.json"), "--policy", "mc-sf"],
+    ["memory", "--instance", str(ROOT / "instances" / "slot-12.json"), "--formulation", "latency-ip"],
+])
+def test_plot_schedule_figures(tmp_path, capsys, argv):
+    assert main(["plot", *argv, "--out", str(tmp_path / "fig")]) == 0
+    for suffix in (".png", ".pdf"):
+        assert (tmp_path / f"fig{suffix}").stat().st_size > 5000
+
+
+def test_plot_run_figures(tiny_runs, tmp_path, capsys):
+    for kind in ("ratio", "latency"):
+        assert main(["plot", kind, "--run", str(tiny_runs[0]), "--out", str(tmp_path / kind)]) == 0
+        assert (tmp_path / f"{kind}.png").stat().st_size > 5000 and (tmp_path / f"{kind}.pdf").exists()
+    assert main(["plot", "gantt", "--out", str(tmp_path / "x")]) == 2
