@@ -28,7 +28,6 @@ from ..errors import InputError
 from ..sim import Batch
 from .base import POLICIES, Policy
 
-INF = math.inf
 
 
 class _CycleScheduler(Policy):
