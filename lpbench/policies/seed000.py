@@ -29,7 +29,6 @@ from ..sim import Batch
 from .base import POLICIES, Policy
 
 
-
 class _CycleScheduler(Policy):
     """Shared pieces of Algorithms 1 and 2: tile sizes, the FCFS prefill queue P, the decode set D,
     whole-request prefills in T_lcm chunks, each chunk alone in its batch."""
