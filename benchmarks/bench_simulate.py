@@ -26,6 +26,7 @@ ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023
 ap.add_argument("--memory", type=int, default=100_000)
 ap.add_argument("--policies", default="vllm,sarathi")
 ap.add_argument("--token-budget", type=int, default=16384)
+ap.add_argument("--limit", type=int, help="only the trace's first LIMIT requests (quick A/B comparisons)")
 ap.add_argument("--long-context", action="store_true",
                 help="synthetic long-context workload instead of the trace: 12,000 requests, Poisson over an hour, "
                      "prompt lognormal (median 7,000, sigma 1) capped at 128,000 (one request at the cap), output "
@@ -49,7 +50,7 @@ t0 = time.perf_counter()
 if args.long_context:
     inst = parse_instance(long_context())
 else:
-    head, cols = import_trace(args.trace, ImportSpec.for_format("azure", memory=args.memory,
+    head, cols = import_trace(args.trace, ImportSpec.for_format("azure", memory=args.memory, limit=args.limit,
                                                                 token_budget=args.token_budget))
     inst = parse_instance({**head, "requests": {k: v.tolist() for k, v in cols.items()}})
 print(f"instance: {inst.n} requests, {int(inst.prompt.sum())} prompt + {int(inst.output.sum())} output tokens, "

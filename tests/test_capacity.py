@@ -142,3 +142,17 @@ def test_orca_prefills_fcfs_chunked_then_decodes():
     batches = [dict(zip(s.batch(j)[0].tolist(), s.batch(j)[1].tolist())) for j in range(s.n_batches)]
     assert batches == [{0: 512}, {0: 88, 1: 100}, {0: 1, 1: 1}, {0: 1, 1: 1}]
     assert verify(inst, s).feasible
+
+
+def test_k_engines_scale_the_bounds():
+    """K identical engines (seed 002 §4.1 (4.1), seed 000 Theorem 1): K times the rate, a drain bound no larger."""
+    inst = inst_of(3, "li-llama3-70b-2xa100", 256)
+    one, two = WorkConservingCapacity(inst), WorkConservingCapacity(inst, engines=2)
+    res = BACKENDS.get("highs")().solve(two.build(), get_profile("highs"))
+    assert two.report(res)["bound_requests_per_s"] == pytest.approx(2 * lp_value(one))
+    assert two.drain() <= one.drain()
+    tiled = inst_of(3, TILED, 256)
+    assert (-TiledCapacity(tiled, engines=3).solve().objective
+            == pytest.approx(-3 * TiledCapacity(tiled).solve().objective))
+    with pytest.raises(InputError, match="engines"):
+        WorkConservingCapacity(inst, engines=0)

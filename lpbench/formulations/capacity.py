@@ -51,7 +51,6 @@ Drain bound (both; seed 000 Prop. 1 with release times, notes §2.6(i))
 """
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np

@@ -28,8 +28,6 @@ from ..errors import InputError
 from ..sim import Batch
 from .base import POLICIES, Policy
 
-INF = math.inf
-
 
 class _CycleScheduler(Policy):
     """Shared pieces of Algorithms 1 and 2: tile sizes, the FCFS prefill queue P, the decode set D,
