@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .instance import Instance
+from .instance import MAX_INT, Instance
 
 FORMAT = "lpbench-schedule-v1"
 
@@ -89,6 +89,8 @@ class Schedule:
             for k, c in enumerate(toks):
                 if isinstance(c, bool) or not isinstance(c, int):
                     problems.append(f"{path}.tokens[{k}]: must be an integer, got {c!r}")
+                elif not -MAX_INT <= c <= MAX_INT:  # would overflow int64; no real batch is this large
+                    problems.append(f"{path}.tokens[{k}]: must be at most {MAX_INT} in magnitude, got {c}")
             for k, rid in enumerate(ev):
                 if isinstance(rid, (list, dict)) or rid not in index:
                     problems.append(f"{path}.evict[{k}]: unknown request id {rid!r}")

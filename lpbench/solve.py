@@ -22,9 +22,11 @@ import numpy as np
 from .errors import InputError, PolicyDiverged
 from .formulations import FORMULATIONS
 from .instance import Instance
+from .interrupt import REQUESTED
 from .policies import applicable, make_policy
 from .sim import simulate
 from .solvers import BACKENDS, get_profile
+from .solvers.base import SolveResult
 from .verify import verify
 
 TOL = 1e-6
@@ -43,15 +45,23 @@ class PolicyRun:
 
 
 def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None,
-                 skipped: dict | None = None) -> list[PolicyRun]:
+                 skipped: dict | None = None, keep_on_interrupt: bool = False) -> list[PolicyRun]:
     """Simulate and verify each policy; those that cannot serve the instance or do not finish are
-    recorded in ``skipped`` (name -> reason) when running all applicable policies."""
+    recorded in ``skipped`` (name -> reason) when running all applicable policies. With
+    ``keep_on_interrupt``, Ctrl-C stops here, sets ``interrupt.REQUESTED`` and returns the runs so far."""
     runs = []
     for name in (applicable(inst) if names is None else names):
         if log:
             log(f"simulating policy {name}")
         try:
             res = simulate(inst, make_policy(name, inst, seed=seed))
+        except KeyboardInterrupt:
+            if not keep_on_interrupt:
+                raise
+            REQUESTED.set()
+            if skipped is not None:
+                skipped[name] = "interrupted (Ctrl-C)"
+            break
         except (InputError, PolicyDiverged) as e:  # cannot serve this instance / does not finish
             if names is not None:
                 raise
@@ -68,13 +78,15 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
     return runs
 
 
-def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str = "highs",
+def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str | None = None,
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
                    log=None) -> dict:
     cls = FORMULATIONS.get(formulation)
     if inst.model not in cls.models:
         raise InputError(f"--formulation: {formulation!r} is defined for model "
                          f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
+    if solver is None:  # the formulation's native solver (latency-cp, infermax-csp: cpsat), else highs
+        solver = getattr(cls, "native_backend", None) or "highs"
     profile = get_profile(solver, time_limit)
     backend = BACKENDS.get(profile.backend)()
     if getattr(cls, "native_backend", None) and profile.backend != cls.native_backend:
@@ -82,30 +94,41 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
                          f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
     metric = cls.objective_metric
     skipped: dict = {}
-    runs = run_policies(inst, policies, metric, seed, log, skipped)
+    REQUESTED.clear()
+    runs = run_policies(inst, policies, metric, seed, log, skipped, keep_on_interrupt=True)
     best = min(runs, key=lambda r: r.objective) if runs else None
 
-    if log:
-        log(f"building {formulation}")
-    t0 = time.perf_counter()
-    form = cls(inst, incumbent_objective=best.objective if best else None)
-    model = form.build()
-    native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
-    warm = form.warm_start(best.schedule) if best is not None else None
-    if warm is not None and not native:
-        # one semantics: the best policy schedule must be a feasible point of the model, same objective
-        viol, val = model.max_violation(warm), model.objective_value(warm)
-        if viol > TOL or abs(val - best.objective) > TOL * max(1.0, abs(best.objective)):
-            raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
-                                f"objective {val} vs verified {best.objective})")
-    build_seconds = time.perf_counter() - t0
-    if log:
-        log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
-            f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
-        log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
-    res = form.solve(profile, warm) if native else model.reported(backend.solve(model, profile, warm))
-    if log:
-        log(f"  {res.status} in {res.solve_seconds:.2f}s")
+    form = model = warm = None
+    build_seconds = 0.0
+    try:
+        if REQUESTED.is_set():  # Ctrl-C while the policies ran: keep what they found, do not solve
+            raise KeyboardInterrupt
+        if log:
+            log(f"building {formulation}")
+        t0 = time.perf_counter()
+        form = cls(inst, incumbent_objective=best.objective if best else None)
+        model = form.build()
+        native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
+        warm = form.warm_start(best.schedule) if best is not None else None
+        if warm is not None and not native:
+            # one semantics: the best policy schedule must be a feasible point of the model, same objective
+            viol, val = model.max_violation(warm), model.objective_value(warm)
+            if viol > TOL or abs(val - best.objective) > TOL * max(1.0, abs(best.objective)):
+                raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
+                                    f"objective {val} vs verified {best.objective})")
+        build_seconds = time.perf_counter() - t0
+        if log:
+            log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
+                f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
+            log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
+        res = form.solve(profile, warm) if native else model.reported(backend.solve(model, profile, warm))
+        if log:
+            log(f"  {res.status} in {res.solve_seconds:.2f}s")
+    except KeyboardInterrupt:  # before or while building; a running solver reports "interrupted" itself
+        REQUESTED.set()
+        res = SolveResult("interrupted", message="interrupted (Ctrl-C) before the solver started")
+        if log:
+            log("  interrupted before the solver started")
 
     verified = None
     schedule = None
@@ -122,6 +145,10 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         objective = float(ver.metrics[metric])  # report the verifier's number, not the solver's float
     elif cls.exact:
         verified = False
+    if res.status == "interrupted" and schedule is None and best is not None and cls.exact:
+        # the solver had nothing yet: the best schedule found so far is the verified policy incumbent
+        schedule, objective, verified = best.schedule, best.objective, True
+        res.message = (res.message + "; " if res.message else "") + f"schedule kept: the verified {best.name} incumbent"
 
     bound, bound_source = res.bound, (profile.backend if res.bound is not None else None)
     if cls.exact and metric == "total_latency" and inst.model == "slot":
@@ -165,8 +192,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "build_seconds": build_seconds,
         "solve_seconds": res.solve_seconds,
         "verified": verified,
-        "variables": model.n_vars,
-        "rows": model.n_rows,
+        "variables": model.n_vars if model is not None else None,
+        "rows": model.n_rows if model is not None else None,
         "warm_start": best.name if warm is not None else None,
         "best_known": ub,
         "message": res.message,

@@ -6,6 +6,7 @@ import time
 import highspy
 import numpy as np
 
+from ..interrupt import REQUESTED, Abandoned, run_interruptible
 from .base import BACKENDS, Backend, SolveResult
 
 
@@ -50,8 +51,18 @@ class HighsBackend(Backend):
             sol.col_value = list(map(float, warm_x))
             sol.value_valid = True
             h.setSolution(sol)
+        def interrupt(event):  # called by HiGHS inside simplex, IPM and branch-and-bound
+            if REQUESTED.is_set():
+                event.interrupt()
+
+        h.cbSimplexInterrupt.subscribe(interrupt)  # kCallbackSimplexInterrupt
+        h.cbIpmInterrupt.subscribe(interrupt)      # kCallbackIpmInterrupt
+        h.cbMipInterrupt.subscribe(interrupt)      # kCallbackMipInterrupt
         t0 = time.perf_counter()
-        h.run()
+        try:
+            run_interruptible(h.run, stop=lambda: None)  # the callbacks read REQUESTED
+        except Abandoned as e:  # e.g. inside MIP presolve, which polls no callback
+            return SolveResult("interrupted", solve_seconds=time.perf_counter() - t0, message=f"HiGHS: {e}")
         secs = time.perf_counter() - t0
         st = h.getModelStatus()
         info = h.getInfo()
@@ -66,8 +77,10 @@ class HighsBackend(Backend):
         if st == MS.kInfeasible:
             return SolveResult("infeasible", solve_seconds=secs)
         bound = info.mip_dual_bound if mip and np.isfinite(info.mip_dual_bound) else None
+        if st == MS.kInterrupt or REQUESTED.is_set():
+            return SolveResult("interrupted", obj, bound, secs, x, "interrupted (Ctrl-C)")
         if st == MS.kTimeLimit:
             return SolveResult("time_limit", obj, bound, secs, x, "time limit reached")
-        if has_sol and st in (MS.kSolutionLimit, MS.kInterrupt, MS.kIterationLimit, MS.kObjectiveBound):
+        if has_sol and st in (MS.kSolutionLimit, MS.kIterationLimit, MS.kObjectiveBound):
             return SolveResult("feasible", obj, bound, secs, x, h.modelStatusToString(st))
         return SolveResult("error", obj, bound, secs, x, f"HiGHS: {h.modelStatusToString(st)}")
