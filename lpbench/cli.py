@@ -160,11 +160,22 @@ def cmd_simulate(args) -> int:
     return 0 if ver.feasible else 1
 
 
+def _refuse_swapped(instance_path: str, schedule_path: str) -> None:
+    """One clear line for ``verify SCHEDULE INSTANCE`` instead of a wall of unknown-key lines."""
+    from .instance import read_json
+
+    data = read_json(instance_path, "instance file")
+    if isinstance(data, dict) and "batches" in data and "requests" not in data:
+        raise InputError(f"{instance_path} is a schedule file, not an instance; usage: lpbench verify INSTANCE "
+                         "SCHEDULE (arguments swapped?)")
+
+
 def cmd_verify(args) -> int:
     from .instance import load_instance, read_json
     from .schedule import Schedule
     from .verify import verify
 
+    _refuse_swapped(args.instance, args.schedule)
     inst = load_instance(args.instance)
     data = read_json(args.schedule, "schedule file")
     try:
@@ -191,6 +202,11 @@ def _fmt(v) -> str:
     return "-" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))
 
 
+def _objective_unit(inst) -> str:
+    """Slot model: times are integer rounds; batch model: the cost model's seconds."""
+    return "rounds" if inst.model == "slot" else "s"
+
+
 def cmd_solve(args) -> int:
     from .instance import load_instance
     from .outputs import check_target, write_json
@@ -212,7 +228,9 @@ def cmd_solve(args) -> int:
         print(json.dumps(rep))
     else:
         kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
-        print(f"{inst.name}: {rep['formulation']} ({kind}) with {rep['solver']} ({rep['backend']}): {rep['status']}")
+        how = ("closed form, no solver" if rep["backend"] == "closed-form"
+               else f"with {rep['solver']} ({rep['backend']})")
+        print(f"{inst.name}: {rep['formulation']} ({kind}) {how}: {rep['status']}")
         print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}")
         print(f"  bound                  {_fmt(rep['bound'])}"
               + (f" ({rep['bound_source']})" if rep["bound_source"] not in (None, rep["backend"]) else ""))
@@ -223,15 +241,17 @@ def cmd_solve(args) -> int:
             print(f"  note: {rep['message']}")
         if rep["verified"] is not None:
             print(f"  schedule verified: {'yes' if rep['verified'] else 'no schedule'}")
-        if rep["ratios"]:
+        if rep["ratios"] or rep["skipped_policies"]:
             proven = rep["exact"] and rep["status"] == "optimal"
-            head = "policy / optimum" if proven else "certified interval [policy / best known, policy / bound]"
-            print(f"  competitive ratios ({head}):")
+            head = "policy / optimum" if proven else "[policy / best known, policy / bound]"
+            unit = _objective_unit(inst)
+            print(f"  competitive ratios of the online policies ({rep['objective_metric']} in {unit}):")
+            print(f"    {'policy':<22} {rep['objective_metric'] + ' [' + unit + ']':>22}   {head}")
             for name, r in rep["ratios"].items():
                 rng = _fmt(r["lower"]) if proven else f"[{_fmt(r['lower'])}, {_fmt(r['upper'])}]"
-                print(f"    {name:<22} {_fmt(r['objective']):>12}   {rng}")
+                print(f"    {name:<22} {_fmt(r['objective']):>22}   {rng}")
         for name, why in rep["skipped_policies"].items():
-            print(f"    {name:<22} skipped: {why}")
+            print(f"    {name:<22} skipped, no ratio (it has no finished schedule on this instance): {why}")
         if args.out:
             print(f"  written to {args.out}")
     if rep["status"] == "interrupted":

@@ -6,6 +6,7 @@ as ``<field path>: <what was expected>, got <value>``; unknown keys are errors (
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -68,6 +69,15 @@ class Instance:
 
     def peak(self) -> np.ndarray:
         return peak_footprint(self.model, self.prompt, self.output)
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical instance JSON: columnar, sorted keys, no whitespace, without
+        ``name`` (renaming a file does not change the problem). Schedule files carry it so that
+        ``verify`` refuses a schedule made for another instance."""
+        data = self.to_dict(columnar=True)
+        data.pop("name", None)
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
     def to_dict(self, columnar: bool | None = None) -> dict:
         """The instance as v1 JSON data (columnar above 1000 requests unless told)."""

@@ -150,7 +150,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         schedule, objective, verified = best.schedule, best.objective, True
         res.message = (res.message + "; " if res.message else "") + f"schedule kept: the verified {best.name} incumbent"
 
-    bound, bound_source = res.bound, (profile.backend if res.bound is not None else None)
+    backend_name = "closed-form" if getattr(cls, "closed_form", False) else profile.backend
+    bound, bound_source = res.bound, (backend_name if res.bound is not None else None)
     if cls.exact and metric == "total_latency" and inst.model == "slot":
         # the closed-form volume bound is valid for the same optimum and costs milliseconds: a solver
         # stopped before its root LP can report a weaker (even negative) dual bound
@@ -181,8 +182,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "formulation": formulation,
         "exact": cls.exact,
         "objective_metric": metric,
-        "solver": profile.name,
-        "backend": profile.backend,
+        "solver": None if getattr(cls, "closed_form", False) else profile.name,
+        "backend": backend_name,
         "status": res.status,
         "objective": objective,
         "bound": bound,

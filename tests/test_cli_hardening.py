@@ -157,3 +157,45 @@ def test_sigint_keeps_the_verified_best_schedule_exit_130(capsys, tmp_path, form
     assert json.loads(out.read_text())["status"] == "interrupted"
     code, vout, _ = run(capsys, "verify", inst, str(out), "--json")
     assert code == 0 and json.loads(vout)["metrics"]["total_latency"] == rep["objective"]
+
+
+@pytest.mark.parametrize("cost_model, expect", [
+    ({"form": "linear", "d0": -1, "d1": 1}, "cost_model.d0: must be non-negative"),
+    ({"form": "linear", "d0": 1e300, "d1": 1}, "cost_model.d0: must be at most"),
+    ({"form": "linear", "d0": 0, "d1": 0}, "one-token prefill batch must be positive"),
+    ({"form": "staircase", "c": 1, "a": 1, "b0": 0}, "cost_model.b0: must be positive"),
+])
+def test_cost_model_validation(capsys, write_json, cost_model, expect):
+    inst = write_json({"memory": 100, "model": "batch", "cost_model": cost_model,
+                       "requests": [{"arrival": 0, "prompt": 2, "output": 2}]})
+    code, _, err = run(capsys, "validate", inst)
+    assert code == 2 and expect in one_line(err)
+
+
+def test_verify_refuses_a_schedule_of_another_instance_and_swapped_arguments(capsys, tmp_path):
+    sched = str(tmp_path / "s.json")
+    assert run(capsys, "simulate", TINY, "--policy", "mc-sf", "--out", sched)[0] == 0
+    assert json.loads(open(sched).read())["instance_sha256"].startswith("sha256:")
+    code, _, err = run(capsys, "verify", SLOT12, sched)
+    assert code == 2 and "made for another instance" in one_line(err)
+    code, _, err = run(capsys, "verify", sched, TINY)
+    assert code == 2 and "arguments swapped?" in one_line(err)
+    assert run(capsys, "verify", TINY, sched)[0] == 0
+
+
+def test_content_hash_ignores_name_and_layout():
+    from lpbench.instance import load_instance, parse_instance
+
+    inst = load_instance(TINY)
+    renamed = parse_instance({**inst.to_dict(columnar=False), "name": "other"})
+    assert renamed.content_hash() == inst.content_hash()
+    changed = inst.to_dict(columnar=False)
+    changed["memory"] += 1
+    assert parse_instance(changed).content_hash() != inst.content_hash()
+
+
+def test_volume_bound_names_no_solver_and_ratio_table_has_headers(capsys):
+    code, out, _ = run(capsys, "solve", SLOT12, "--formulation", "volume-bound", "-q")
+    assert code == 0 and "closed form, no solver" in out and "highs" not in out
+    assert "total_latency [rounds]" in out
+    assert "skipped, no ratio (it has no finished schedule on this instance)" in out
