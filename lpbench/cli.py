@@ -524,5 +524,18 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def console_main() -> None:
+    """The ``lpbench`` script. A solver thread abandoned after Ctrl-C (see :mod:`lpbench.interrupt`)
+    would keep the interpreter's teardown busy for seconds; exit at once instead."""
+    from .interrupt import ABANDONED
+
+    code = main()
+    if any(t.is_alive() for t in ABANDONED):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -27,6 +27,8 @@ T = TypeVar("T")
 REQUESTED = threading.Event()
 #: seconds a solver may take to honour a stop request before it is abandoned
 GRACE = 0.5
+#: worker threads left running; the console entry point then exits without interpreter teardown
+ABANDONED: list[threading.Thread] = []
 
 
 class Abandoned(Exception):
@@ -62,6 +64,7 @@ def run_interruptible(work: Callable[[], T], stop: Callable[[], None]) -> T:
             if REQUESTED.is_set():
                 stopped_at = stopped_at or time.monotonic()
                 if time.monotonic() - stopped_at > GRACE:
+                    ABANDONED.append(worker)
                     raise Abandoned(f"the solver did not stop within {GRACE:g}s of Ctrl-C")
     finally:
         signal.signal(signal.SIGINT, previous)

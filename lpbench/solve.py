@@ -126,7 +126,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
             log(f"  {res.status} in {res.solve_seconds:.2f}s")
     except KeyboardInterrupt:  # before or while building; a running solver reports "interrupted" itself
         REQUESTED.set()
-        res = SolveResult("interrupted", message="interrupted (Ctrl-C) before the solver started")
+        res = SolveResult("interrupted", message="interrupted (Ctrl-C) before the solver started, "
+                                                 "or in a backend without interrupt support")
         if log:
             log("  interrupted before the solver started")
 
