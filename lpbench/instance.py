@@ -333,6 +333,8 @@ def read_json(path: str | Path, what: str = "file") -> Any:
         raise InputError(f"is a directory, expected a JSON {what}", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read {what}: {e}", source=str(path)) from None
+    except ValueError as e:  # e.g. an embedded NUL byte in the path
+        raise InputError(f"not a usable path: {e}", source=repr(str(path))) from None
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:

@@ -36,6 +36,8 @@ def _umask() -> int:
 def check_target(path: str | Path, force: bool = False, flag: str = "--out", make_parents: bool = True) -> Path:
     """Refuse a path that cannot (or must not) receive a regular file; return it as a Path."""
     p = Path(path)
+    if "\0" in str(path):
+        raise InputError(f"{flag}: {str(path)!r} contains a NUL byte")
     if str(path) == "" or p.name in ("", ".", ".."):
         raise InputError(f"{flag}: {str(path)!r} is not a file name")
     try:

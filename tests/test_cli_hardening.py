@@ -207,3 +207,11 @@ def test_volume_bound_names_no_solver_and_ratio_table_has_headers(capsys):
     assert code == 0 and "closed form, no solver" in out and "highs" not in out
     assert "total_latency [rounds]" in out
     assert "skipped, no ratio (it has no finished schedule on this instance)" in out
+
+
+def test_nul_byte_in_paths_exit_2(capsys, tmp_path):
+    # found by benchmarks/fuzz_cli.py: was "internal error (ValueError): embedded null byte"
+    code, _, err = run(capsys, "validate", "\x00")
+    assert code == 2 and "NUL" not in err and one_line(err)
+    code, _, err = run(capsys, "simulate", TINY, "--policy", "mc-sf", "--out", str(tmp_path / "a\x00b.json"))
+    assert code == 2 and "NUL byte" in one_line(err)

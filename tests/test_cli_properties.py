@@ -129,9 +129,10 @@ def test_cli_arguments(command, extra):
 
 
 @given(kind=st.sampled_from(["new", "existing", "dir", "under_file", "missing_dir", "dev_null", "dev_full",
-                             "dot", "trailing_slash", "proc"]),
-       force=st.booleans(), command=st.sampled_from(["simulate", "export-lp", "export-mps"]))
-def test_output_paths(kind, force, command):
+                             "dot", "trailing_slash", "proc", "random"]),
+       force=st.booleans(), command=st.sampled_from(["simulate", "export-lp", "export-mps"]),
+       name=st.text(min_size=1, max_size=8))
+def test_output_paths(kind, force, command, name):
     with tempfile.TemporaryDirectory() as d:
         existing = Path(d) / ("old.json" if command == "simulate" else "old." + command[-3:])
         existing.write_text("previous content")
@@ -140,14 +141,14 @@ def test_output_paths(kind, force, command):
         target = {"new": f"{d}/new{suffix}", "existing": str(existing), "dir": f"{d}/sub",
                   "under_file": f"{existing}/x{suffix}", "missing_dir": f"{d}/nope/x{suffix}",
                   "dev_null": "/dev/null", "dev_full": "/dev/full", "dot": f"{d}/.",
-                  "trailing_slash": f"{d}/sub/", "proc": f"/proc/x{suffix}"}[kind]
+                  "trailing_slash": f"{d}/sub/", "proc": f"/proc/x{suffix}", "random": f"{d}/{name}"}[kind]
         argv = (["simulate", TINY, "--policy", "mc-sf"] if command == "simulate"
                 else ["export", TINY, "--format", command[-3:]]) + ["--out", target] + (["--force"] if force else [])
         code, _, err = cli(*argv)
         check(code, err)
         assert code in (0, 2)
         if code == 0:
-            assert kind in ("new", "existing") and (kind == "new" or force)
+            assert kind in ("new", "existing", "random") and (kind != "existing" or force)
             text = Path(target).read_text()
             assert text.strip() and (command != "simulate" or json.loads(text)["batches"])
         elif kind != "existing" or not force:
