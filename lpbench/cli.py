@@ -277,7 +277,8 @@ def cmd_export(args) -> int:
     suffix = "." + args.format
     if not args.out.endswith(suffix):
         raise InputError(f"--out: must end with {suffix} for --format {args.format}, got {args.out}")
-    check_target(args.out, args.force, make_parents=False)  # before the model is built; the native writer never sees a bad path
+    # before the model is built; the native writer never sees a bad path
+    check_target(args.out, args.force, make_parents=False)
     if getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False):
         raise InputError(f"--formulation: {args.formulation!r} is not a linear model; export takes one of "
                          + ", ".join(n for n, c in FORMULATIONS.items()
@@ -476,7 +477,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--token-budget", type=POSITIVE_INT,
                    help="batch token budget C (default: none for poisson, 4096 for infermax)")
     g = s.add_argument_group("infermax")
-    g.add_argument("--I", type=POSITIVE_INT, help="input length (required for uniform; csp51: one I instead of 1..1024)")
+    g.add_argument("--I", type=POSITIVE_INT,
+                   help="input length (required for uniform; csp51: one I instead of 1..1024)")
     g.add_argument("--O", type=POSITIVE_INT, help="output length (required for uniform)")
     g.add_argument("--B", type=POSITIVE_INT, help="number of requests (required for uniform; mix, default 64)")
     g.add_argument("--mix", help="one of the six pairs, e.g. LILO+SISO (default: all six)")

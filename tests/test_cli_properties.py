@@ -52,9 +52,10 @@ def no_temp_files(directory):
 
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
                          st.floats(allow_nan=False), st.text(max_size=5))
-json_values = st.recursive(json_scalars, lambda kids: st.one_of(st.lists(kids, max_size=3),
-                                                                 st.dictionaries(st.text(max_size=4), kids, max_size=3)),
-                           max_leaves=6)
+json_values = st.recursive(
+    json_scalars,
+    lambda kids: st.one_of(st.lists(kids, max_size=3), st.dictionaries(st.text(max_size=4), kids, max_size=3)),
+    max_leaves=6)
 
 
 @st.composite
