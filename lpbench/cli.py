@@ -1,7 +1,15 @@
 """The ``lpbench`` command line: a thin layer over the library.
 
-Exit codes: 0 success; 1 a schedule that fails verification or a solve that found nothing;
-2 bad input (one line per problem: field, value, what was expected; never a traceback).
+Exit codes (distinct, so that scripts can tell a crash from a result):
+
+* 0   a result (a verified schedule, a solve that found a solution, an exported model);
+* 1   a verdict: infeasible, a schedule that fails verification, a solve that found nothing,
+      a policy that does not finish the instance;
+* 2   bad input: one line per problem (field, value, what was expected), never a traceback;
+      this includes an output path that cannot or must not be written (see :mod:`lpbench.outputs`);
+* 3   internal error (a bug): one line, and ``--debug`` prints the traceback;
+* 130 interrupted (SIGINT / Ctrl-C): the solver is stopped, the best schedule found so far is
+      verified and written to ``--out``, and the status is ``interrupted``.
 """
 from __future__ import annotations
 
@@ -15,8 +23,56 @@ from .errors import InputError, PolicyError
 from .errors import PolicyDiverged
 from .solve import SolveBugError
 
+EXIT_OK, EXIT_VERDICT, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_CODES_HELP = """exit codes:
+  0    a result (verified schedule, solution found, model exported)
+  1    a verdict: infeasible, schedule fails verification, nothing found, policy does not finish
+  2    bad input (one line per problem: field, value, what was expected)
+  3    internal error (a bug): one line; rerun with --debug for the traceback
+  130  interrupted (Ctrl-C): the best schedule so far is verified and written to --out"""
 
-def _print_metrics(metrics: dict, out=sys.stdout) -> None:
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit 2), the same shape as every other input error."""
+
+    def error(self, message):
+        print(f"{self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_INPUT)
+
+
+def _int_type(minimum: int, maximum: int = 2**63 - 1, what: str = "an integer"):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not minimum <= v <= maximum:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        return v
+    parse.__name__ = what
+    return parse
+
+
+def _float_type(what: str = "a positive number"):
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not (v > 0 and v < float("inf")):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+        return v
+    parse.__name__ = what
+    return parse
+
+
+SEED = _int_type(0, 2**63 - 1, "an integer in [0, 2^63)")
+POSITIVE_INT = _int_type(1, 2**40, "a positive integer")
+POSITIVE_FLOAT = _float_type()
+
+
+def _print_metrics(metrics: dict, out=None) -> None:
+    out = out or sys.stdout  # looked up at call time (a default bound at import outlives a redirect)
     for k, v in metrics.items():
         if isinstance(v, float):
             v = f"{v:.6g}"
@@ -73,11 +129,11 @@ def run_policy(inst, name: str, seed: int = 0, progress=None, params: dict | Non
 
 def cmd_simulate(args) -> int:
     from .instance import load_instance
-    from .outputs import write_json
+    from .outputs import check_target, write_json
 
     inst = load_instance(args.instance)
-    if args.out and os.path.exists(args.out) and not args.force:
-        raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
+    if args.out:
+        check_target(args.out, args.force, make_parents=False)  # refuse a bad --out before any work
     res, ver = run_policy(inst, args.policy, args.seed, progress=None if args.json else _progress,
                           params=parse_params(args.param))
     if not args.json and sys.stderr.isatty():
@@ -86,7 +142,7 @@ def cmd_simulate(args) -> int:
               "violations": ver.violations, "simulate_seconds": res.seconds, "metrics": ver.metrics}
     if args.out:
         write_json(args.out, {**res.schedule.to_dict(inst), "policy": args.policy, "seed": args.seed,
-                              "verified": ver.feasible, "metrics": ver.metrics}, force=args.force)
+                              "verified": ver.feasible, "metrics": ver.metrics}, force=args.force, make_parents=False)
     if args.json:
         print(json.dumps(report))
     else:
@@ -104,11 +160,22 @@ def cmd_simulate(args) -> int:
     return 0 if ver.feasible else 1
 
 
+def _refuse_swapped(instance_path: str, schedule_path: str) -> None:
+    """One clear line for ``verify SCHEDULE INSTANCE`` instead of a wall of unknown-key lines."""
+    from .instance import read_json
+
+    data = read_json(instance_path, "instance file")
+    if isinstance(data, dict) and "batches" in data and "requests" not in data:
+        raise InputError(f"{instance_path} is a schedule file, not an instance; usage: lpbench verify INSTANCE "
+                         "SCHEDULE (arguments swapped?)")
+
+
 def cmd_verify(args) -> int:
     from .instance import load_instance, read_json
     from .schedule import Schedule
     from .verify import verify
 
+    _refuse_swapped(args.instance, args.schedule)
     inst = load_instance(args.instance)
     data = read_json(args.schedule, "schedule file")
     try:
@@ -135,14 +202,19 @@ def _fmt(v) -> str:
     return "-" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))
 
 
+def _objective_unit(inst) -> str:
+    """Slot model: times are integer rounds; batch model: the cost model's seconds."""
+    return "rounds" if inst.model == "slot" else "s"
+
+
 def cmd_solve(args) -> int:
     from .instance import load_instance
-    from .outputs import write_json
+    from .outputs import check_target, write_json
     from .solve import solve_instance
 
     inst = load_instance(args.instance)
-    if args.out and os.path.exists(args.out) and not args.force:
-        raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
+    if args.out:
+        check_target(args.out, args.force, make_parents=False)  # refuse a bad --out before any work
     policies = None if args.policies is None else [p for p in args.policies.split(",") if p]
     rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, policies, args.seed,
                          log=None if args.quiet else _log)
@@ -152,14 +224,16 @@ def cmd_solve(args) -> int:
         out = dict(rep)
         if schedule is not None:
             out.update(schedule.to_dict(inst))
-        write_json(args.out, out, force=args.force)
+        write_json(args.out, out, force=args.force, make_parents=False)
     if args.json:
         print(json.dumps(rep))
     else:
         kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
         if "capacity" in rep:
             kind = "throughput capacity bound, requests/s"
-        print(f"{inst.name}: {rep['formulation']} ({kind}) with {rep['solver']} ({rep['backend']}): {rep['status']}")
+        how = ("closed form, no solver" if rep["backend"] == "closed-form"
+               else f"with {rep['solver']} ({rep['backend']})")
+        print(f"{inst.name}: {rep['formulation']} ({kind}) {how}: {rep['status']}")
         source = rep.get("objective_source")
         print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}"
               + (f" ({source})" if source and source != "solver" else ""))
@@ -178,23 +252,32 @@ def cmd_solve(args) -> int:
                 print(f"    {name:<22} makespan {_fmt(r['makespan']):>10}   drain time / drain bound {_fmt(r['ratio'])}")
         if rep["verified"] is not None:
             print(f"  schedule verified: {'yes' if rep['verified'] else 'no schedule'}")
-        if rep["ratios"]:
+        if rep["ratios"] or rep["skipped_policies"]:
             proven = rep["exact"] and rep["status"] == "optimal"
-            head = "policy / optimum" if proven else "certified interval [policy / best known, policy / bound]"
-            print(f"  competitive ratios ({head}):")
+            head = "policy / optimum" if proven else "[policy / best known, policy / bound]"
+            unit = _objective_unit(inst)
+            print(f"  competitive ratios of the online policies ({rep['objective_metric']} in {unit}):")
+            print(f"    {'policy':<22} {rep['objective_metric'] + ' [' + unit + ']':>22}   {head}")
             for name, r in rep["ratios"].items():
                 rng = _fmt(r["lower"]) if proven else f"[{_fmt(r['lower'])}, {_fmt(r['upper'])}]"
-                print(f"    {name:<22} {_fmt(r['objective']):>12}   {rng}")
+                print(f"    {name:<22} {_fmt(r['objective']):>22}   {rng}")
         for name, why in rep["skipped_policies"].items():
-            print(f"    {name:<22} skipped: {why}")
+            print(f"    {name:<22} skipped, no ratio (it has no finished schedule on this instance): {why}")
         if args.out:
             print(f"  written to {args.out}")
+    if rep["status"] == "interrupted":
+        _log("interrupted: the best schedule found so far was verified"
+             + (f" and written to {args.out}" if args.out and schedule is not None else ""))
+        return EXIT_INTERRUPTED
     return 0 if rep["status"] in ("optimal", "feasible", "time_limit", "licence_limit") else 1
 
 
 def cmd_export(args) -> int:
     from .formulations import FORMULATIONS
     from .instance import load_instance
+    import highspy
+
+    from .outputs import check_target, write_atomic
     from .solvers.highs import to_highs
 
     inst = load_instance(args.instance)
@@ -202,11 +285,11 @@ def cmd_export(args) -> int:
     if inst.model not in cls.models:
         raise InputError(f"--formulation: {args.formulation!r} is defined for model "
                          f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
-    if os.path.exists(args.out) and not args.force:
-        raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
     suffix = "." + args.format
     if not args.out.endswith(suffix):
         raise InputError(f"--out: must end with {suffix} for --format {args.format}, got {args.out}")
+    # before the model is built; the native writer never sees a bad path
+    check_target(args.out, args.force, make_parents=False)
     if getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False):
         raise InputError(f"--formulation: {args.formulation!r} is not a linear model; export takes one of "
                          + ", ".join(n for n, c in FORMULATIONS.items()
@@ -224,18 +307,32 @@ def cmd_export(args) -> int:
         h.passColName(j, name)
     for r, name in enumerate(rows):
         h.passRowName(r, name)
-    h.writeModel(args.out)
+
+    def native_write(tmp: str) -> None:  # HiGHS picks the format from the temporary file's suffix
+        status = h.writeModel(tmp)
+        if status == highspy.HighsStatus.kError:
+            raise InputError(f"--out: HiGHS could not write {args.out}")
+
+    write_atomic(args.out, native_write, args.force, suffix=suffix, make_parents=False)
     print(f"{args.out}: {args.formulation} for {inst.name}, {model.n_vars} variables, {model.n_rows} rows "
           f"(objective constant {model.offset:g} included" + ("" if model.unit == 1.0 else
                                                                f"; one objective unit = {model.unit:g} s") + ")")
     return 0
 
 
+def _require(kind: str, *flags) -> None:
+    """All of a generator's missing options in one message, not one per run."""
+    missing = [flag for flag, v in flags if v is None or v == "" or (not isinstance(v, str) and v <= 0)]
+    if missing:
+        raise InputError(f"{kind}: missing required option(s) {', '.join(missing)} "
+                         f"('{kind}' needs {', '.join(flag for flag, _ in flags)})")
+
+
 def cmd_generate(args) -> int:
     from pathlib import Path
 
     from .instance import parse_instance
-    from .outputs import write_json
+    from .outputs import check_target, write_json
 
     if args.count < 1:
         raise InputError(f"--count: must be a positive integer, got {args.count}")
@@ -254,19 +351,14 @@ def cmd_generate(args) -> int:
             pairs = infermax.PAIRS if args.mix is None else [args.mix]
             datas = [infermax.mix(p, args.B or 64, args.seed, args.memory or 100_000, **kw) for p in pairs]
         else:
-            for flag, v in (("--I", args.I), ("--O", args.O), ("--B", args.B)):
-                if v is None or v <= 0:
-                    raise InputError(f"{flag}: required and positive for 'infermax-uniform', got {v}")
+            _require(args.kind, ("--I", args.I), ("--O", args.O), ("--B", args.B))
             datas = [infermax.uniform(args.I, args.O, args.B, args.memory or 100_000, **kw)]
         make = None
     else:
         from .generators import poisson
 
-        for flag, v in (("--rate", args.rate), ("--requests", args.requests), ("--memory", args.memory)):
-            if v is None or v <= 0:
-                raise InputError(f"{flag}: required and positive for 'poisson', got {v}")
-        if not args.lengths:
-            raise InputError("--lengths: required for 'poisson' (a trace CSV or a JSON length table)")
+        _require(args.kind, ("--rate", args.rate), ("--requests", args.requests), ("--memory", args.memory),
+                 ("--lengths", args.lengths))
         prompt, output = poisson.length_table(args.lengths)
         limits = {"token_budget": args.token_budget} if args.token_budget else None
         make = lambda k: poisson.instance(args.seed, k, args.requests, args.rate, args.memory,  # noqa: E731
@@ -279,9 +371,11 @@ def cmd_generate(args) -> int:
     if clash and not args.force:
         raise InputError(f"--out: {clash[0]} already exists ({len(clash)} of {len(paths)} files); "
                          "pass --force to overwrite")
+    for p in paths:
+        check_target(p, args.force)
     for d, p in zip(datas, paths):
         parse_instance(d)  # a generator bug must not write an invalid file
-        write_json(p, d, force=True)
+        write_json(p, d, force=args.force)
         print(p)
     return 0
 
@@ -320,20 +414,23 @@ def cmd_list(args) -> int:
 # -- parser ----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lpbench", description="Hindsight-optimal bounds and online policies "
-                                "for LLM-inference scheduling.")
+    p = _Parser(prog="lpbench", description="Hindsight-optimal bounds and online policies "
+                "for LLM-inference scheduling.", epilog=EXIT_CODES_HELP,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"lpbench {__version__}")
+    p.add_argument("--debug", action="store_true",
+                   help="print the traceback of an internal error (also accepted after the command)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("validate", help="check instance files (exit 2 with one line per problem)")
-    s.add_argument("files", nargs="+", metavar="FILE")
+    s.add_argument("files", nargs="+", metavar="FILE", help="instance files (JSON, format v1)")
     s.add_argument("-q", "--quiet", action="store_true", help="print nothing for valid files")
     s.set_defaults(func=cmd_validate)
 
     s = sub.add_parser("simulate", help="simulate an online policy; the schedule is verified")
-    s.add_argument("instance")
-    s.add_argument("--policy", required=True, help="see `lpbench list policies`")
-    s.add_argument("--seed", type=int, default=0, help="RNG seed of randomised policies (default 0)")
+    s.add_argument("instance", help="instance file")
+    s.add_argument("--policy", required=True, help="see `lpbench list policies` (required)")
+    s.add_argument("--seed", type=SEED, default=0, help="RNG seed of randomised policies (default 0)")
     s.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="policy parameter, e.g. alpha=0.3 (repeatable)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
@@ -342,18 +439,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("verify", help="check a schedule against an instance and recompute its metrics")
-    s.add_argument("instance")
-    s.add_argument("schedule")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("instance", help="the instance file the schedule was made for")
+    s.add_argument("schedule", help="a schedule file written by simulate/solve --out")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_verify)
 
     s = sub.add_parser("solve", help="solve a hindsight model; verify the schedule; report competitive ratios")
-    s.add_argument("instance")
+    s.add_argument("instance", help="instance file")
     s.add_argument("--formulation", default="latency-ip", help="see `lpbench list formulations` (default latency-ip)")
-    s.add_argument("--solver", default="highs", help="a profile of solvers.toml (default highs)")
-    s.add_argument("--time-limit", type=float, help="seconds (overrides the profile)")
+    s.add_argument("--solver", help="a profile of solvers.toml (default: the formulation's native solver, "
+                   "cpsat for latency-cp and infermax-csp, else highs)")
+    s.add_argument("--time-limit", type=POSITIVE_FLOAT, help="seconds (default: the profile's time_limit)")
     s.add_argument("--policies", help="comma-separated policies to compare (default: all applicable)")
-    s.add_argument("--seed", type=int, default=0, help="RNG seed of randomised policies (default 0)")
+    s.add_argument("--seed", type=SEED, default=0, help="RNG seed of randomised policies (default 0)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--out", help="write the report and the optimal schedule to this JSON file")
     s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing file")
@@ -361,11 +459,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_solve)
 
     s = sub.add_parser("export", help="write a formulation as an LP or MPS file")
-    s.add_argument("instance")
-    s.add_argument("--formulation", default="latency-ip")
-    s.add_argument("--format", choices=["lp", "mps"], default="lp")
-    s.add_argument("--out", required=True)
-    s.add_argument("--force", action="store_true")
+    s.add_argument("instance", help="instance file")
+    s.add_argument("--formulation", default="latency-ip",
+                   help="a linear formulation, see `lpbench list formulations` (default latency-ip)")
+    s.add_argument("--format", choices=["lp", "mps"], default="lp", help="file format (default lp)")
+    s.add_argument("--out", required=True, help="the file to write; must end with .lp or .mps as --format")
+    s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing regular file")
     s.set_defaults(func=cmd_export)
 
     s = sub.add_parser("generate", help="write seeded synthetic instances")
@@ -373,28 +472,33 @@ def build_parser() -> argparse.ArgumentParser:
                                     "infermax-mix", "infermax-csp51"],
                    help="seed 004 §5.1 models 1/2 (slot); Poisson arrivals with trace lengths (batch); seed 003 "
                         "uniform (I, O, B), S/L mixes (§4.6), the §5.1 CSP family")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--count", type=int, default=1, help="instances to write (instance k uses rng([seed, k]))")
-    s.add_argument("--out", required=True, help="directory")
+    s.add_argument("--seed", type=SEED, default=0, help="RNG seed (default 0)")
+    s.add_argument("--count", type=POSITIVE_INT, default=1,
+                   help="instances to write (instance k uses rng([seed, k]); default 1)")
+    s.add_argument("--out", required=True, help="directory (created if missing)")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
     g = s.add_argument_group("poisson")
-    g.add_argument("--rate", type=float, help="arrivals per second")
-    g.add_argument("--requests", type=int, help="requests per instance")
-    g.add_argument("--memory", type=int, help="KV capacity in tokens")
-    g.add_argument("--lengths", help="trace CSV (ContextTokens,GeneratedTokens) or JSON length table")
-    g.add_argument("--cost-model", default="infermax-llama2-7b-a100")
-    g.add_argument("--token-budget", type=int)
+    g.add_argument("--rate", type=POSITIVE_FLOAT, help="arrivals per second (required)")
+    g.add_argument("--requests", type=POSITIVE_INT, help="requests per instance (required)")
+    g.add_argument("--memory", type=POSITIVE_INT,
+                   help="KV capacity in tokens (required for poisson; infermax default 100000)")
+    g.add_argument("--lengths", help="trace CSV (ContextTokens,GeneratedTokens) or JSON length table (required)")
+    g.add_argument("--cost-model", default="infermax-llama2-7b-a100",
+                   help="a profile of models/*.toml (default infermax-llama2-7b-a100)")
+    g.add_argument("--token-budget", type=POSITIVE_INT,
+                   help="batch token budget C (default: none for poisson, 4096 for infermax)")
     g = s.add_argument_group("infermax")
-    g.add_argument("--I", type=int, help="input length (uniform; csp51: one I instead of 1..1024)")
-    g.add_argument("--O", type=int, help="output length (uniform)")
-    g.add_argument("--B", type=int, help="number of requests (uniform; mix, default 64)")
+    g.add_argument("--I", type=POSITIVE_INT,
+                   help="input length (required for uniform; csp51: one I instead of 1..1024)")
+    g.add_argument("--O", type=POSITIVE_INT, help="output length (required for uniform)")
+    g.add_argument("--B", type=POSITIVE_INT, help="number of requests (required for uniform; mix, default 64)")
     g.add_argument("--mix", help="one of the six pairs, e.g. LILO+SISO (default: all six)")
     s.set_defaults(func=cmd_generate)
 
     cli_capacity.add_parsers(sub)
 
     s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")
-    s.add_argument("what", choices=["models", "policies", "formulations", "solvers"])
+    s.add_argument("what", choices=["models", "policies", "formulations", "solvers"], help="what to list")
     s.set_defaults(func=cmd_list)
     __import__("lpbench.cli_traces").cli_traces.add_parsers(sub)  # import, calibrate, profile (issue 11)
     __import__("lpbench.cli_fluid").cli_fluid.add_parsers(sub)  # seed 001: generate fluid, throughput
@@ -403,29 +507,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # accepted anywhere on the line
+    argv = [a for a in argv if a != "--debug"]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version (0) or a usage error (2): a code, not an exception
+        return e.code if isinstance(e.code, int) else EXIT_INPUT
     try:
         return args.func(args)
     except InputError as e:
         for line in e.lines():
             print(f"lpbench: {line}", file=sys.stderr)
-        return 2
-    except SolveBugError as e:
-        print(f"lpbench: internal inconsistency (a bug, please report): {e}", file=sys.stderr)
-        return 1
+        return EXIT_INPUT
     except PolicyDiverged as e:
         print(f"lpbench: {e}; the policy does not finish this instance", file=sys.stderr)
-        return 1
-    except PolicyError as e:
-        print(f"lpbench: policy error (a bug, please report): {e}", file=sys.stderr)
-        return 1
+        return EXIT_VERDICT
     except KeyboardInterrupt:
         print("lpbench: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
+    except Exception as e:  # SolveBugError, PolicyError and anything unforeseen: a bug
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        what = ("internal inconsistency" if isinstance(e, (SolveBugError, PolicyError))
+                else f"internal error ({type(e).__name__})")
+        msg = " ".join(str(e).split())[:300]
+        print(f"lpbench: {what}: {msg} (a bug, please report"
+              + ("" if debug else "; rerun with --debug for the traceback") + ")", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def console_main() -> None:
+    """The ``lpbench`` script. A solver thread abandoned after Ctrl-C (see :mod:`lpbench.interrupt`)
+    would keep the interpreter's teardown busy for seconds; exit at once instead."""
+    from .interrupt import ABANDONED
+
+    code = main()
+    if any(t.is_alive() for t in ABANDONED):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -6,6 +6,7 @@ as ``<field path>: <what was expected>, got <value>``; unknown keys are errors (
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -95,6 +96,15 @@ class Instance:
 
     def peak(self) -> np.ndarray:
         return peak_footprint(self.model, self.prompt, self.output)
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical instance JSON: columnar, sorted keys, no whitespace, without
+        ``name`` (renaming a file does not change the problem). Schedule files carry it so that
+        ``verify`` refuses a schedule made for another instance."""
+        data = self.to_dict(columnar=True)
+        data.pop("name", None)
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
     def to_dict(self, columnar: bool | None = None) -> dict:
         """The instance as v1 JSON data (columnar above 1000 requests unless told)."""
@@ -409,6 +419,8 @@ def read_json(path: str | Path, what: str = "file") -> Any:
         raise InputError(f"is a directory, expected a JSON {what}", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(f"cannot read {what}: {e}", source=str(path)) from None
+    except ValueError as e:  # e.g. an embedded NUL byte in the path
+        raise InputError(f"not a usable path: {e}", source=repr(str(path))) from None
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:

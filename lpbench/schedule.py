@@ -5,7 +5,7 @@ touches, the tokens processed (c >= 1) -- or an eviction (the request's KV is dr
 and it does no work in it, see :mod:`lpbench.semantics`). Stored columnar (CSR over batches) so
 that a 20,000-request trace with millions of token steps stays compact; serialised as JSON::
 
-    {"format": "lpbench-schedule-v1", "instance": NAME,
+    {"format": "lpbench-schedule-v1", "instance": NAME, "instance_sha256": "sha256:...",
      "batches": [{"start": 0.0, "requests": [id, ...], "tokens": [c, ...], "evict": [id, ...]}, ...]}
 
 Request ids are the instance's ids (its ``id`` field, else the position in the file).
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .instance import Instance
+from .instance import MAX_INT, Instance
 
 FORMAT = "lpbench-schedule-v1"
 
@@ -51,13 +51,18 @@ class Schedule:
             if len(e):
                 b["evict"] = [ids[i] for i in e.tolist()]
             batches.append(b)
-        return {"format": FORMAT, "instance": inst.name, "batches": batches}
+        return {"format": FORMAT, "instance": inst.name, "instance_sha256": inst.content_hash(), "batches": batches}
 
     @classmethod
     def from_dict(cls, data, inst: Instance) -> "Schedule":
         """Parse schedule JSON against ``inst``; malformed input raises InputError (not a violation)."""
         if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
             raise InputError("batches: a schedule must be an object with a 'batches' array")
+        made_for = data.get("instance_sha256")
+        if made_for is not None and made_for != inst.content_hash():
+            raise InputError(f"instance_sha256: this schedule was made for another instance "
+                             f"({data.get('instance')!r}, {str(made_for)[:19]}...), not for {inst.name!r} "
+                             f"({inst.content_hash()[:19]}...)")
         index = inst.index_of()
         builder = ScheduleBuilder()
         problems: list[str] = []
@@ -89,6 +94,8 @@ class Schedule:
             for k, c in enumerate(toks):
                 if isinstance(c, bool) or not isinstance(c, int):
                     problems.append(f"{path}.tokens[{k}]: must be an integer, got {c!r}")
+                elif not -MAX_INT <= c <= MAX_INT:  # would overflow int64; no real batch is this large
+                    problems.append(f"{path}.tokens[{k}]: must be at most {MAX_INT} in magnitude, got {c}")
             for k, rid in enumerate(ev):
                 if isinstance(rid, (list, dict)) or rid not in index:
                     problems.append(f"{path}.evict[{k}]: unknown request id {rid!r}")

@@ -25,9 +25,11 @@ import numpy as np
 from .errors import InputError, PolicyDiverged
 from .formulations import FORMULATIONS
 from .instance import Instance
+from .interrupt import REQUESTED
 from .policies import applicable, make_policy
 from .sim import simulate
 from .solvers import BACKENDS, get_profile
+from .solvers.base import SolveResult
 from .verify import verify
 
 TOL = 1e-6
@@ -48,15 +50,23 @@ class PolicyRun:
 
 
 def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None,
-                 skipped: dict | None = None) -> list[PolicyRun]:
+                 skipped: dict | None = None, keep_on_interrupt: bool = False) -> list[PolicyRun]:
     """Simulate and verify each policy; those that cannot serve the instance or do not finish are
-    recorded in ``skipped`` (name -> reason) when running all applicable policies."""
+    recorded in ``skipped`` (name -> reason) when running all applicable policies. With
+    ``keep_on_interrupt``, Ctrl-C stops here, sets ``interrupt.REQUESTED`` and returns the runs so far."""
     runs = []
     for name in (applicable(inst) if names is None else names):
         if log:
             log(f"simulating policy {name}")
         try:
             res = simulate(inst, make_policy(name, inst, seed=seed))
+        except KeyboardInterrupt:
+            if not keep_on_interrupt:
+                raise
+            REQUESTED.set()
+            if skipped is not None:
+                skipped[name] = "interrupted (Ctrl-C)"
+            break
         except (InputError, PolicyDiverged) as e:  # cannot serve this instance / does not finish
             if names is not None:
                 raise
@@ -93,7 +103,7 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | Non
     return PolicyRun(name, float(ver.metrics[metric]), {**ver.metrics, "search": info}, schedule)
 
 
-def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str = "highs",
+def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str | None = None,
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
                    log=None) -> dict:
     """Run the pipeline above. The profile's time limit bounds the whole call: the solver is given
@@ -103,6 +113,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
     if inst.model not in cls.models:
         raise InputError(f"--formulation: {formulation!r} is defined for model "
                          f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
+    if solver is None:  # the formulation's native solver (latency-cp, infermax-csp: cpsat), else highs
+        solver = getattr(cls, "native_backend", None) or "highs"
     profile = get_profile(solver, time_limit)
     backend = BACKENDS.get(profile.backend)()
     if getattr(cls, "native_backend", None) and profile.backend != cls.native_backend:
@@ -111,7 +123,9 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
     metric = cls.objective_metric
     skipped: dict = {}
     capacity_form = cls(inst) if getattr(cls, "capacity", False) else None  # bad input: exit 2 before simulating
-    runs = run_policies(inst, policies, metric, seed, log, skipped) if getattr(cls, "runs_policies", True) else []
+    REQUESTED.clear()
+    runs = (run_policies(inst, policies, metric, seed, log, skipped, keep_on_interrupt=True)
+            if getattr(cls, "runs_policies", True) else [])
     if capacity_form is not None:  # a throughput bound (requests/s), reported under "capacity"
         from .formulations.capacity import solve_capacity
 
@@ -124,35 +138,45 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
                 "skipped_policies": skipped, "_schedule": None, "objective": None, "bound": None,
                 "solve_seconds": 0.0, "variables": 0, "rows": 0, **cap}
     best = min(runs, key=lambda r: r.objective) if runs else None
-    searched = None
-    if getattr(cls, "search_incumbent", None) is not None and best is not None:
-        searched = _search_incumbent(inst, cls, metric, t_enter + INCUMBENT_SHARE * profile.time_limit, seed, log)
-        if searched is not None and searched.objective < best.objective - TOL:
-            best = searched
+    searched = form = model = warm = None
+    build_seconds = 0.0
+    try:
+        if REQUESTED.is_set():  # Ctrl-C while the policies ran: keep what they found, do not solve
+            raise KeyboardInterrupt
+        if getattr(cls, "search_incumbent", None) is not None and best is not None:
+            searched = _search_incumbent(inst, cls, metric, t_enter + INCUMBENT_SHARE * profile.time_limit, seed, log)
+            if searched is not None and searched.objective < best.objective - TOL:
+                best = searched
 
-    if log:
-        log(f"building {formulation}")
-    t0 = time.perf_counter()
-    form = cls(inst, incumbent_objective=best.objective if best else None)
-    form.check_size()
-    model = form.build()
-    native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
-    warm = form.warm_start(best.schedule) if best is not None else None
-    if warm is not None and not native:
-        # one semantics: the best policy schedule must be a feasible point of the model, same objective
-        viol, val = model.max_violation(warm), model.objective_value(warm)
-        if viol > TOL or abs(val - best.objective) > TOL * max(1.0, abs(best.objective)):
-            raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
-                                f"objective {val} vs verified {best.objective})")
-    build_seconds = time.perf_counter() - t0
-    if log:
-        log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
-            f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
-        log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
-    left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_enter), MIN_SOLVE_SECONDS))
-    res = form.solve(left, warm) if native else model.reported(backend.solve(model, left, warm))
-    if log:
-        log(f"  {res.status} in {res.solve_seconds:.2f}s")
+        if log:
+            log(f"building {formulation}")
+        t0 = time.perf_counter()
+        form = cls(inst, incumbent_objective=best.objective if best else None)
+        form.check_size()
+        model = form.build()
+        native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
+        warm = form.warm_start(best.schedule) if best is not None else None
+        if warm is not None and not native:
+            # one semantics: the best policy schedule must be a feasible point of the model, same objective
+            viol, val = model.max_violation(warm), model.objective_value(warm)
+            if viol > TOL or abs(val - best.objective) > TOL * max(1.0, abs(best.objective)):
+                raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
+                                    f"objective {val} vs verified {best.objective})")
+        build_seconds = time.perf_counter() - t0
+        if log:
+            log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
+                f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
+            log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
+        left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_enter), MIN_SOLVE_SECONDS))
+        res = form.solve(left, warm) if native else model.reported(backend.solve(model, left, warm))
+        if log:
+            log(f"  {res.status} in {res.solve_seconds:.2f}s")
+    except KeyboardInterrupt:  # before or while building; a running solver reports "interrupted" itself
+        REQUESTED.set()
+        res = SolveResult("interrupted", message="interrupted (Ctrl-C) before the solver started, "
+                                                 "or in a backend without interrupt support")
+        if log:
+            log("  interrupted before the solver started")
 
     verified = None
     schedule = None
@@ -177,7 +201,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         note = f"the objective is the verified {best.name} schedule (the solver found no better one)"
         res = replace(res, message=f"{res.message}; {note}" if res.message else note)
 
-    bound, bound_source = res.bound, (profile.backend if res.bound is not None else None)
+    backend_name = "closed-form" if getattr(cls, "closed_form", False) else profile.backend
+    bound, bound_source = res.bound, (backend_name if res.bound is not None else None)
     if cls.exact and metric == "total_latency" and inst.model == "slot":
         # the closed-form volume bound is valid for the same optimum and costs milliseconds: a solver
         # stopped before its root LP can report a weaker (even negative) dual bound
@@ -208,8 +233,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "formulation": formulation,
         "exact": cls.exact,
         "objective_metric": metric,
-        "solver": profile.name,
-        "backend": profile.backend,
+        "solver": None if getattr(cls, "closed_form", False) else profile.name,
+        "backend": backend_name,
         "status": res.status,
         "objective": objective,
         "objective_source": objective_source,
@@ -220,8 +245,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         "build_seconds": build_seconds,
         "solve_seconds": res.solve_seconds,
         "verified": verified,
-        "variables": model.n_vars,
-        "rows": model.n_rows,
+        "variables": model.n_vars if model is not None else None,
+        "rows": model.n_rows if model is not None else None,
         "warm_start": best.name if warm is not None else None,
         "incumbent_search": None if searched is None else {"name": searched.name, "objective": searched.objective,
                                                            **searched.metrics.get("search", {})},

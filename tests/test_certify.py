@@ -8,7 +8,8 @@ import pytest
 from lpbench.formulations import FORMULATIONS
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
-from lpbench.solvers.base import STOP_GRACE_SECONDS, SolveResult
+from lpbench.interrupt import DEADLINE_GRACE as STOP_GRACE_SECONDS
+from lpbench.solvers.base import SolveResult
 from lpbench.solvers.highs import HighsBackend
 from lpbench.solve import solve_instance
 
@@ -61,7 +62,7 @@ def test_too_large_a_model_is_refused_before_building(capsys, monkeypatch, tmp_p
                                                  ("cpsat", "latency-cp")])
 def test_time_limit_bounds_the_whole_solve(solver, formulation):
     """The solver gets what simulation and building left of the limit, and returns within
-    STOP_GRACE_SECONDS of it: runs in phases that do not poll for interrupts are abandoned. Before:
+    DEADLINE_GRACE of it: runs in phases that do not poll for interrupts are abandoned. Before:
     HiGHS's presolve ran 16.7 s past a 3 s limit on this 63k-column model, and CP-SAT's row-by-row
     conversion was not counted at all."""
     inst, limit = draw(k=3), 4.0

@@ -96,7 +96,7 @@ def test_generate_poisson_from_a_length_table(capsys, tmp_path):
     assert run(capsys, "simulate", path, "--policy", "sarathi", "--json")[0] == 0
     code, _, err = run(capsys, "generate", "poisson", "--rate", "5", "--requests", "5", "--memory", "4000",
                        "--out", str(tmp_path / "h"))
-    assert code == 2 and "--lengths: required" in err
+    assert code == 2 and "missing required option(s) --lengths" in err
 
 
 def test_list_formulations_and_solvers(capsys):

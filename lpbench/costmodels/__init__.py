@@ -6,6 +6,8 @@ import math
 import os
 from pathlib import Path
 
+import numpy as np
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -65,9 +67,32 @@ def build(spec, path: str = "cost_model") -> CostModel:
             problems.append(f"{path}.{key}: unknown coefficient for form {form!r}; expected {expected}")
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             problems.append(f"{path}.{key}: must be a finite number, got {value!r}")
+        elif key in cls.positive and not value > 0:
+            problems.append(f"{path}.{key}: must be positive for form {form!r}, got {value!r}")
+        elif value < 0:
+            problems.append(f"{path}.{key}: must be non-negative (a time or rate), got {value!r}")
+        elif value > MAX_COEFFICIENT:
+            problems.append(f"{path}.{key}: must be at most {MAX_COEFFICIENT:g}, got {value!r}")
     for key, default in cls.params.items():
         if default is None and key not in spec:
             problems.append(f"{path}.{key}: missing coefficient required by form {form!r}")
     if problems:
         raise InputError(problems)
-    return cls(**{k: v for k, v in spec.items() if k != "form"})
+    model = cls(**{k: v for k, v in spec.items() if k != "form"})
+    _check_batch_time(model, path)
+    return model
+
+
+#: coefficients above this overflow batch times to inf on real instances (1e300 did, issue 14)
+MAX_COEFFICIENT = 1e12
+
+
+def _check_batch_time(model: CostModel, path: str) -> None:
+    """A batch that does work must take a positive, finite time (else latencies are 0 or inf)."""
+    one = np.ones(1, dtype=np.int64)
+    zero = np.zeros(1, dtype=np.int64)
+    for phase, decode in (("prefill", False), ("decode", True)):
+        t = model.batch_time(one, zero if not decode else one, np.array([decode]))
+        if not (math.isfinite(t) and t > 0):
+            raise InputError(f"{path}: the time of a one-token {phase} batch must be positive and finite, got {t!r} "
+                             f"(check the coefficients of form {model.form!r})")

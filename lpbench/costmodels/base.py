@@ -20,6 +20,9 @@ class CostModel:
     form: ClassVar[str]
     #: coefficient names with defaults (None = required)
     params: ClassVar[dict[str, float | None]] = {}
+    #: coefficients that must be strictly positive (divisors, tile sizes, layer counts); every
+    #: other coefficient must be non-negative (a time or a rate per token cannot be negative)
+    positive: ClassVar[tuple[str, ...]] = ()
     source: ClassVar[str] = ""
 
     def __init__(self, **coefficients: float):

@@ -29,6 +29,7 @@ class InferMaxCost(CostModel):
         "a_p": None, "b_p": None, "s_p": None, "m_p": None,
         "layers": None, "phi": 0.0,
     }
+    positive = ("layers",)
 
     def batch_time(self, c, m, decode) -> float:
         c = np.asarray(c, dtype=np.float64)

@@ -23,6 +23,7 @@ class StaircaseCost(CostModel):
 
     form = "staircase"
     params = {"c": None, "a": None, "b0": None}
+    positive = ("b0",)  # a divisor
 
     def batch_time(self, c, m, decode) -> float:
         return self.c + self.a * math.ceil(float(c.sum()) / self.b0)

@@ -30,6 +30,8 @@ class TiledCost(CostModel):
         "S": None, "nu_gemm": None, "T_row": None, "T_red": None,
         "t0": 0.0,
     }
+    positive = ("nu_lin", "T_col", "nu_nlin", "N", "nu_gemv", "d",  # divisors, tile sizes, dimensions
+                "T_row_v", "T_col_v", "S", "nu_gemm", "T_row", "T_red")
 
     def batch_time(self, c, m, decode) -> float:
         c = np.asarray(c, dtype=np.float64)

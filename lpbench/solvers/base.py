@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -20,7 +19,7 @@ from ..errors import InputError
 from ..registry import Registry
 
 BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
-STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "licence_limit", "error")
+STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "licence_limit", "interrupted", "error")
 
 
 @dataclass
@@ -48,25 +47,6 @@ class SolveResult:
         if self.objective is None or self.bound is None:
             return None
         return abs(self.objective - self.bound) / max(abs(self.objective), 1e-12)
-
-
-#: seconds a solver may run past its deadline after being told to stop, before its run is abandoned
-STOP_GRACE_SECONDS = 1.0
-
-
-def run_until(run, stop, deadline: float, now) -> bool:
-    """Run ``run()`` in a daemon thread; at ``deadline`` (a ``now()`` time) call ``stop()`` and wait
-    ``STOP_GRACE_SECONDS`` more. Returns False when the run was abandoned: some solver phases never
-    poll for interrupts (HiGHS's MIP set-up and feasibility jump, measured at 2-15 s on a 63k-column
-    latency-ip under load), and the time limit must bound the call. An abandoned run stops at its next
-    interrupt check (``stop`` has been called) and its result is discarded."""
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(max(deadline - now(), 0.0))
-    if worker.is_alive():
-        stop()
-        worker.join(STOP_GRACE_SECONDS)
-    return not worker.is_alive()
 
 
 class Backend:

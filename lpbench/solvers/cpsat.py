@@ -9,7 +9,8 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from ..errors import InputError
-from .base import BACKENDS, Backend, SolveResult, run_until
+from ..interrupt import REQUESTED, Abandoned, run_interruptible
+from .base import BACKENDS, Backend, SolveResult
 
 
 def _as_int(arr, what):
@@ -80,25 +81,31 @@ def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v:
     p.random_seed = int(profile.seed)
     for k, v in profile.options.items():
         setattr(p, k, v)
+    p.catch_sigint_signal = False  # lpbench.interrupt handles Ctrl-C and calls stop_search()
     t0 = time.perf_counter()
-    status = []
-    if not run_until(lambda: status.append(solver.Solve(m)), solver.StopSearch, t0 + float(profile.time_limit),
-                     time.perf_counter):
-        return SolveResult("time_limit", solve_seconds=time.perf_counter() - t0,
-                           message="CP-SAT did not stop within 1 s of the time limit; its run was abandoned")
-    st = status[0]
+    try:  # Ctrl-C calls stop_search(); so does the deadline, in case CP-SAT's own limit is not checked in time
+        st = run_interruptible(lambda: solver.Solve(m), stop=solver.stop_search,
+                               deadline=t0 + float(profile.time_limit) + 0.5)
+    except Abandoned as e:
+        return SolveResult("time_limit" if e.timed_out else "interrupted", solve_seconds=time.perf_counter() - t0,
+                           message=f"CP-SAT: {e}")
     secs = time.perf_counter() - t0
     if st in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         obj = to_objective(solver.ObjectiveValue())
         bound = to_objective(solver.BestObjectiveBound())
         if st == cp_model.OPTIMAL:
             return SolveResult("optimal", obj, bound, secs, read_solution(solver))
+        if REQUESTED.is_set():
+            return SolveResult("interrupted", obj, bound, secs, read_solution(solver), "interrupted (Ctrl-C)")
         status = "time_limit" if secs >= profile.time_limit * 0.98 else "feasible"
         return SolveResult(status, obj, bound, secs, read_solution(solver))
     if st == cp_model.INFEASIBLE:
         return SolveResult("infeasible", solve_seconds=secs)
     if st == cp_model.UNKNOWN:
         bound = to_objective(solver.BestObjectiveBound())
+        if REQUESTED.is_set():
+            return SolveResult("interrupted", None, bound if np.isfinite(bound) else None, secs,
+                               message="interrupted (Ctrl-C) before a solution was found")
         return SolveResult("time_limit", None, bound if np.isfinite(bound) else None, secs,
                            message="no solution found within the time limit")
     return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {solver.StatusName(st)}")

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from ..errors import InputError
+from ..interrupt import REQUESTED, Abandoned, run_interruptible
 from .base import BACKENDS, Backend, SolveResult
 
 LICENCE_ERRNO = 10010  # "Model too large for size-limited license"
@@ -55,7 +56,10 @@ class GurobiBackend(Backend):
             if warm_x is not None and integer.any():
                 for j, v in enumerate(warm_x):
                     xs[j].Start = float(v)
-            m.optimize()
+            try:
+                run_interruptible(m.optimize, stop=m.terminate)
+            except Abandoned as e:
+                return SolveResult("interrupted", solve_seconds=time.perf_counter() - t0, message=f"Gurobi: {e}")
         except gp.GurobiError as e:
             secs = time.perf_counter() - t0
             if getattr(e, "errno", None) == LICENCE_ERRNO or "size-limited" in str(e):
@@ -73,6 +77,8 @@ class GurobiBackend(Backend):
             return SolveResult("optimal", obj, bound, secs, xv)
         if m.Status in (GRB.INFEASIBLE, GRB.INF_OR_UNBD):
             return SolveResult("infeasible", solve_seconds=secs)
+        if m.Status == GRB.INTERRUPTED or REQUESTED.is_set():
+            return SolveResult("interrupted", obj, m.ObjBound if mip else None, secs, xv, "interrupted (Ctrl-C)")
         if m.Status == GRB.TIME_LIMIT:
             return SolveResult("time_limit", obj, m.ObjBound if mip else None, secs, xv, "time limit reached")
         if has:

@@ -6,7 +6,8 @@ import time
 import highspy
 import numpy as np
 
-from .base import BACKENDS, Backend, SolveResult, run_until
+from ..interrupt import REQUESTED, Abandoned, run_interruptible
+from .base import BACKENDS, Backend, SolveResult
 
 
 def to_highs(model) -> highspy.Highs:
@@ -40,20 +41,17 @@ def to_highs(model) -> highspy.Highs:
 PRESOLVE_MAX_NONZEROS = 250_000
 
 
-def stop_at_deadline(h: highspy.Highs, deadline: float) -> list:
-    """Interrupt HiGHS once ``deadline`` (a perf_counter time) has passed, or once the returned flag
-    list is made non-empty: the simplex, IPM and MIP interrupt callbacks check both (HiGHS's own
-    time_limit is checked less often)."""
-    stop: list = []
-
+def stop_at_deadline(h: highspy.Highs, deadline: float) -> None:
+    """Interrupt HiGHS on Ctrl-C (``interrupt.REQUESTED``) or once ``deadline`` (a perf_counter time)
+    has passed: the kCallbackSimplexInterrupt, kCallbackIpmInterrupt and kCallbackMipInterrupt
+    callbacks check both (HiGHS's own time_limit is checked less often)."""
     def check(event):
-        if stop or time.perf_counter() > deadline:
+        if REQUESTED.is_set() or time.perf_counter() > deadline:
             event.interrupt()
 
-    h.cbSimplexInterrupt += check
-    h.cbIpmInterrupt += check
-    h.cbMipInterrupt += check
-    return stop
+    h.cbSimplexInterrupt.subscribe(check)
+    h.cbIpmInterrupt.subscribe(check)
+    h.cbMipInterrupt.subscribe(check)
 
 
 @BACKENDS.register("highs")
@@ -65,7 +63,7 @@ class HighsBackend(Backend):
         h = to_highs(model)
         h.setOptionValue("time_limit", max(float(profile.time_limit) - (time.perf_counter() - t0), 1.0))
         deadline = t0 + float(profile.time_limit)
-        stop = stop_at_deadline(h, deadline)
+        stop_at_deadline(h, deadline)
         if h.getNumNz() > PRESOLVE_MAX_NONZEROS and "presolve" not in profile.options:
             h.setOptionValue("presolve", "off")
         h.setOptionValue("mip_rel_gap", float(profile.rel_gap))
@@ -78,10 +76,11 @@ class HighsBackend(Backend):
             sol.col_value = list(map(float, warm_x))
             sol.value_valid = True
             h.setSolution(sol)
-        if not run_until(h.run, lambda: stop.append(True), deadline, time.perf_counter):
-            return SolveResult("time_limit", solve_seconds=time.perf_counter() - t0,
-                               message="HiGHS did not stop within 1 s of the time limit (in a phase that does not "
-                                       "poll for interrupts); its run was abandoned")
+        try:  # the callbacks read REQUESTED and the deadline; run_interruptible bounds the wait
+            run_interruptible(h.run, stop=lambda: None, deadline=deadline)
+        except Abandoned as e:  # e.g. inside MIP presolve, which polls no callback
+            return SolveResult("time_limit" if e.timed_out else "interrupted",
+                               solve_seconds=time.perf_counter() - t0, message=f"HiGHS: {e}")
         secs = time.perf_counter() - t0
         st = h.getModelStatus()
         info = h.getInfo()
@@ -96,10 +95,10 @@ class HighsBackend(Backend):
         if st == MS.kInfeasible:
             return SolveResult("infeasible", solve_seconds=secs)
         bound = info.mip_dual_bound if mip and np.isfinite(info.mip_dual_bound) else None
-        if st == MS.kTimeLimit:
+        if REQUESTED.is_set():
+            return SolveResult("interrupted", obj, bound, secs, x, "interrupted (Ctrl-C)")
+        if st == MS.kTimeLimit or (st == MS.kInterrupt and time.perf_counter() > deadline):
             return SolveResult("time_limit", obj, bound, secs, x, "time limit reached")
-        if st == MS.kInterrupt and time.perf_counter() - t0 >= profile.time_limit:
-            return SolveResult("time_limit", obj, bound, secs, x, "time limit reached")
-        if has_sol and st in (MS.kSolutionLimit, MS.kInterrupt, MS.kIterationLimit, MS.kObjectiveBound):
+        if has_sol and st in (MS.kSolutionLimit, MS.kIterationLimit, MS.kObjectiveBound):
             return SolveResult("feasible", obj, bound, secs, x, h.modelStatusToString(st))
         return SolveResult("error", obj, bound, secs, x, f"HiGHS: {h.modelStatusToString(st)}")

@@ -1,0 +1,217 @@
+"""Issue 14: every reproducer exits with a documented code and one line, no traceback."""
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, run, TINY
+
+SLOT12 = str(ROOT / "instances/slot-12.json")
+
+
+def one_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("fmt", ["lp", "mps"])
+def test_export_missing_directory_exit_2_native_writer_untouched(capsys, tmp_path, fmt):
+    # was: segfault (exit 139) for .lp, "success" and no file for .mps
+    out = tmp_path / "nonexistent" / f"x.{fmt}"
+    code, _, err = run(capsys, "export", SLOT12, "--format", fmt, "--out", str(out))
+    assert code == 2 and "does not exist" in one_line(err)
+    assert not out.parent.exists()
+
+
+def test_export_writes_through_the_output_layer(capsys, tmp_path):
+    out = tmp_path / "x.mps"
+    assert run(capsys, "export", SLOT12, "--format", "mps", "--out", str(out))[0] == 0
+    assert out.stat().st_size > 0 and [p.name for p in tmp_path.iterdir()] == ["x.mps"]  # no temp left
+    code, _, err = run(capsys, "export", SLOT12, "--format", "mps", "--out", str(out))
+    assert code == 2 and "already exists" in one_line(err)
+
+
+@pytest.mark.parametrize("target, expect", [
+    ("{tmp}", "is a directory"),
+    ("{file}/x.json", "is not a directory"),
+    ("/dev/full", "not a regular file"),
+    ("/proc/x.json", "cannot"),
+])
+def test_out_refusals_exit_2_one_line(capsys, tmp_path, target, expect):
+    (tmp_path / "f").write_text("keep")
+    path = target.format(tmp=tmp_path, file=tmp_path / "f")
+    code, _, err = run(capsys, "simulate", TINY, "--policy", "mc-sf", "--out", path, "--force")
+    assert code == 2 and expect in one_line(err)
+    assert (tmp_path / "f").read_text() == "keep"
+
+
+def test_force_never_replaces_a_device_node(capsys):
+    code, _, err = run(capsys, "simulate", TINY, "--policy", "mc-sf", "--out", "/dev/null", "--force")
+    assert code == 2 and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_result_files_honour_the_umask(capsys, tmp_path):
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "s.json"
+        code, _, err = run(capsys, "simulate", TINY, "--policy", "mc-sf", "--out", str(out))
+        assert code == 0, err
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644  # not mkstemp's 0600
+
+
+@pytest.mark.parametrize("argv", [
+    ["simulate", TINY, "--policy", "mc-sf", "--seed", "-1"],
+    ["solve", TINY, "--seed", "-1"],
+    ["generate", "jaillet-model1", "--seed", "-1", "--out", "{tmp}"],
+    ["generate", "jaillet-model1", "--count", "0", "--out", "{tmp}"],
+    ["solve", TINY, "--time-limit", "nan"],
+])
+def test_bad_numbers_exit_2_one_line(capsys, tmp_path, argv):
+    code, _, err = run(capsys, *[a.format(tmp=tmp_path) for a in argv])
+    assert code == 2 and "must be" in one_line(err)
+
+
+def test_verify_token_count_2_pow_64(capsys, write_json):
+    sched = write_json({"batches": [{"start": 0, "requests": [0], "tokens": [2**64]}]}, "s.json")
+    code, _, err = run(capsys, "verify", TINY, sched)
+    assert code == 2 and "tokens[0]: must be at most" in one_line(err)
+
+
+def test_generators_state_all_missing_options_at_once(capsys, tmp_path):
+    code, _, err = run(capsys, "generate", "poisson", "--out", str(tmp_path))
+    line = one_line(err)
+    assert code == 2 and "--rate, --requests, --memory, --lengths" in line.split("needs")[0]
+    code, _, err = run(capsys, "generate", "infermax-uniform", "--O", "3", "--out", str(tmp_path))
+    assert code == 2 and "--I, --B (" in one_line(err)
+
+
+def test_internal_error_exit_3_one_line_and_debug_traceback(capsys, monkeypatch):
+    import lpbench.cli as cli
+
+    def boom(args):
+        raise ZeroDivisionError("simulated bug")
+
+    parser = cli.build_parser
+
+    def patched():
+        p = parser()
+        p._subparsers._group_actions[0].choices["list"].set_defaults(func=boom)
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", patched)
+    code, _, err = run(capsys, "list", "models")
+    assert code == 3 and "--debug" in one_line(err) and "ZeroDivisionError" in err
+    code, _, err = run(capsys, "list", "models", "--debug")
+    assert code == 3 and "Traceback" in err
+
+
+def test_help_documents_exit_codes_and_every_option():
+    from lpbench.cli import build_parser
+
+    p = build_parser()
+    assert "130" in p.format_help() and "internal error" in p.format_help()
+    core = ("validate", "simulate", "verify", "solve", "export", "generate", "list")
+    for name, sub in p._subparsers._group_actions[0].choices.items():
+        if name not in core:
+            continue
+        for action in sub._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+def test_native_solver_chosen(capsys):
+    code, out, _ = run(capsys, "solve", TINY, "--formulation", "latency-cp", "--json", "-q")
+    assert code == 0 and json.loads(out)["backend"] == "cpsat"
+
+
+def _sigint_during_solve(argv, delay, cwd):
+    """Start the CLI, wait until the solver runs (startup alone can take seconds on a loaded
+    machine), let it work ``delay`` s more, send SIGINT; (exit code, seconds to exit, stdout, stderr)."""
+    p = subprocess.Popen([sys.executable, "-m", "lpbench.cli", *argv], cwd=cwd,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err_lines = []
+    for line in p.stderr:
+        err_lines.append(line)
+        if "solving with" in line:
+            break
+    time.sleep(delay)
+    t = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    return p.returncode, time.monotonic() - t, out, "".join(err_lines) + err
+
+
+@pytest.mark.parametrize("formulation", ["latency-ip", "latency-cp"])
+def test_sigint_keeps_the_verified_best_schedule_exit_130(capsys, tmp_path, formulation):
+    """Acceptance: a Jaillet draw, Ctrl-C during a 60 s solve: back within 2 s, status interrupted,
+    exit 130, the verified schedule in --out. (latency-ip: HiGHS is in its MIP presolve, which polls
+    no callback, so this also covers the abandon-after-GRACE path.)"""
+    assert run(capsys, "generate", "jaillet-model1", "--count", "1", "--out", str(tmp_path))[0] == 0
+    inst = str(tmp_path / "jaillet-model1-s0-000.json")
+    out = tmp_path / "o.json"
+    code, took, stdout, err = _sigint_during_solve(["solve", inst, "--formulation", formulation,
+                                                    "--time-limit", "60", "--out", str(out), "--json"], 3.0, ROOT)
+    assert code == 130 and "Traceback" not in err, err
+    assert took < 2.0, took
+    rep = json.loads(stdout)
+    assert rep["status"] == "interrupted" and rep["verified"] is True
+    assert json.loads(out.read_text())["status"] == "interrupted"
+    code, vout, _ = run(capsys, "verify", inst, str(out), "--json")
+    assert code == 0 and json.loads(vout)["metrics"]["total_latency"] == rep["objective"]
+
+
+@pytest.mark.parametrize("cost_model, expect", [
+    ({"form": "linear", "d0": -1, "d1": 1}, "cost_model.d0: must be non-negative"),
+    ({"form": "linear", "d0": 1e300, "d1": 1}, "cost_model.d0: must be at most"),
+    ({"form": "linear", "d0": 0, "d1": 0}, "one-token prefill batch must be positive"),
+    ({"form": "staircase", "c": 1, "a": 1, "b0": 0}, "cost_model.b0: must be positive"),
+])
+def test_cost_model_validation(capsys, write_json, cost_model, expect):
+    inst = write_json({"memory": 100, "model": "batch", "cost_model": cost_model,
+                       "requests": [{"arrival": 0, "prompt": 2, "output": 2}]})
+    code, _, err = run(capsys, "validate", inst)
+    assert code == 2 and expect in one_line(err)
+
+
+def test_verify_refuses_a_schedule_of_another_instance_and_swapped_arguments(capsys, tmp_path):
+    sched = str(tmp_path / "s.json")
+    assert run(capsys, "simulate", TINY, "--policy", "mc-sf", "--out", sched)[0] == 0
+    assert json.loads(open(sched).read())["instance_sha256"].startswith("sha256:")
+    code, _, err = run(capsys, "verify", SLOT12, sched)
+    assert code == 2 and "made for another instance" in one_line(err)
+    code, _, err = run(capsys, "verify", sched, TINY)
+    assert code == 2 and "arguments swapped?" in one_line(err)
+    assert run(capsys, "verify", TINY, sched)[0] == 0
+
+
+def test_content_hash_ignores_name_and_layout():
+    from lpbench.instance import load_instance, parse_instance
+
+    inst = load_instance(TINY)
+    renamed = parse_instance({**inst.to_dict(columnar=False), "name": "other"})
+    assert renamed.content_hash() == inst.content_hash()
+    changed = inst.to_dict(columnar=False)
+    changed["memory"] += 1
+    assert parse_instance(changed).content_hash() != inst.content_hash()
+
+
+def test_volume_bound_names_no_solver_and_ratio_table_has_headers(capsys):
+    code, out, _ = run(capsys, "solve", SLOT12, "--formulation", "volume-bound", "-q")
+    assert code == 0 and "closed form, no solver" in out and "highs" not in out
+    assert "total_latency [rounds]" in out
+    assert "skipped, no ratio (it has no finished schedule on this instance)" in out
+
+
+def test_nul_byte_in_paths_exit_2(capsys, tmp_path):
+    # found by benchmarks/fuzz_cli.py: was "internal error (ValueError): embedded null byte"
+    code, _, err = run(capsys, "validate", "\x00")
+    assert code == 2 and "NUL" not in err and one_line(err)
+    code, _, err = run(capsys, "simulate", TINY, "--policy", "mc-sf", "--out", str(tmp_path / "a\x00b.json"))
+    assert code == 2 and "NUL byte" in one_line(err)
