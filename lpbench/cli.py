@@ -231,6 +231,8 @@ def cmd_solve(args) -> int:
         kind = "exact model" if rep["exact"] else "relaxation (certified lower bound)"
         if "capacity" in rep:
             kind = "throughput capacity bound, requests/s"
+        elif "fluid" in rep:
+            kind = "throughput upper bound"
         how = ("closed form, no solver" if rep["backend"] == "closed-form"
                else f"with {rep['solver']} ({rep['backend']})")
         print(f"{inst.name}: {rep['formulation']} ({kind}) {how}: {rep['status']}")
