@@ -43,9 +43,10 @@ class PolicyRun:
 
 
 def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None,
-                 skipped: dict | None = None) -> list[PolicyRun]:
+                 skipped: dict | None = None, strict: bool = True) -> list[PolicyRun]:
     """Simulate and verify each policy; those that cannot serve the instance or do not finish are
-    recorded in ``skipped`` (name -> reason) when running all applicable policies."""
+    recorded in ``skipped`` (name -> reason) when running all applicable policies (or named ones with
+    ``strict=False``, as a bench task does so that one diverging policy does not void its solve)."""
     runs = []
     for name in (applicable(inst) if names is None else names):
         if log:
@@ -53,7 +54,7 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
         try:
             res = simulate(inst, make_policy(name, inst, seed=seed))
         except (InputError, PolicyDiverged) as e:  # cannot serve this instance / does not finish
-            if names is not None:
+            if names is not None and strict:
                 raise
             reason = e.problems[0] if isinstance(e, InputError) else str(e)
             if skipped is not None:
@@ -70,7 +71,7 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
 
 def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str = "highs",
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
-                   log=None) -> dict:
+                   log=None, strict: bool = True) -> dict:
     cls = FORMULATIONS.get(formulation)
     if inst.model not in cls.models:
         raise InputError(f"--formulation: {formulation!r} is defined for model "
@@ -82,7 +83,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
                          f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
     metric = cls.objective_metric
     skipped: dict = {}
-    runs = run_policies(inst, policies, metric, seed, log, skipped)
+    runs = run_policies(inst, policies, metric, seed, log, skipped, strict)
     best = min(runs, key=lambda r: r.objective) if runs else None
 
     if log:

@@ -220,3 +220,15 @@ def test_plot_run_figures(tiny_runs, tmp_path, capsys):
         assert main(["plot", kind, "--run", str(tiny_runs[0]), "--out", str(tmp_path / kind)]) == 0
         assert (tmp_path / f"{kind}.png").stat().st_size > 5000 and (tmp_path / f"{kind}.pdf").exists()
     assert main(["plot", "gantt", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_diverging_policy_is_a_skipped_row_not_a_lost_solve(tmp_path):
+    from lpbench.bench.runner import execute
+
+    suite = write_suite(tmp_path, BASE.replace("tiny-slot.json", "slot-12.json")
+                        .replace('policies = ["mc-sf"]', 'policies = ["mc-sf", "alpha-protection"]')
+                        .replace("time_limit = 2", "time_limit = 30"))
+    (task,) = [t.to_dict() for t in load_suite(suite).tasks()]
+    rows = {r["method"]: r for r in execute(task)}
+    assert rows["latency-ip"]["status"] == "optimal" and rows["mc-sf"]["ratio_lower"] >= 1
+    assert rows["alpha-protection"]["status"] == "skipped" and "livelock" in rows["alpha-protection"]["message"]
