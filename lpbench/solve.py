@@ -50,9 +50,10 @@ class PolicyRun:
 
 
 def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None,
-                 skipped: dict | None = None, keep_on_interrupt: bool = False) -> list[PolicyRun]:
+                 skipped: dict | None = None, keep_on_interrupt: bool = False, strict: bool = True) -> list[PolicyRun]:
     """Simulate and verify each policy; those that cannot serve the instance or do not finish are
-    recorded in ``skipped`` (name -> reason) when running all applicable policies. With
+    recorded in ``skipped`` (name -> reason) when running all applicable policies (or named ones with
+    ``strict=False``, as a bench task does so that one diverging policy does not void its solve). With
     ``keep_on_interrupt``, Ctrl-C stops here, sets ``interrupt.REQUESTED`` and returns the runs so far."""
     runs = []
     for name in (applicable(inst) if names is None else names):
@@ -68,7 +69,7 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
                 skipped[name] = "interrupted (Ctrl-C)"
             break
         except (InputError, PolicyDiverged) as e:  # cannot serve this instance / does not finish
-            if names is not None:
+            if names is not None and strict:
                 raise
             reason = e.problems[0] if isinstance(e, InputError) else str(e)
             if skipped is not None:
@@ -105,7 +106,7 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | Non
 
 def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str | None = None,
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
-                   log=None) -> dict:
+                   log=None, strict: bool = True) -> dict:
     """Run the pipeline above. The profile's time limit bounds the whole call: the solver is given
     what policy simulation and model building left of it (at least ``MIN_SOLVE_SECONDS``)."""
     t_enter = time.perf_counter()
@@ -124,7 +125,7 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
     skipped: dict = {}
     capacity_form = cls(inst) if getattr(cls, "capacity", False) else None  # bad input: exit 2 before simulating
     REQUESTED.clear()
-    runs = (run_policies(inst, policies, metric, seed, log, skipped, keep_on_interrupt=True)
+    runs = (run_policies(inst, policies, metric, seed, log, skipped, keep_on_interrupt=True, strict=strict)
             if getattr(cls, "runs_policies", True) else [])
     if capacity_form is not None:  # a throughput bound (requests/s), reported under "capacity"
         from .formulations.capacity import solve_capacity
