@@ -182,15 +182,12 @@ def cmd_solve(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .formulations import FORMULATIONS
     from .instance import load_instance
+    from .solve import check_applicable
     from .solvers.highs import to_highs
 
     inst = load_instance(args.instance)
-    cls = FORMULATIONS.get(args.formulation)
-    if inst.model not in cls.models:
-        raise InputError(f"--formulation: {args.formulation!r} is defined for model "
-                         f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
+    cls = check_applicable(inst, args.formulation)
     if os.path.exists(args.out) and not args.force:
         raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
     suffix = "." + args.format
@@ -338,7 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("solve", help="solve a hindsight model; verify the schedule; report competitive ratios")
     s.add_argument("instance")
-    s.add_argument("--formulation", default="latency-ip", help="see `lpbench list formulations` (default latency-ip)")
+    s.add_argument("--formulation", help="see `lpbench list formulations` (default: latency-ip for the slot "
+                   "model, batch-bound for the batch model)")
     s.add_argument("--solver", default="highs", help="a profile of solvers.toml (default highs)")
     s.add_argument("--time-limit", type=float, help="seconds (overrides the profile)")
     s.add_argument("--policies", help="comma-separated policies to compare (default: all applicable)")

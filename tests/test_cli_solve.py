@@ -42,8 +42,16 @@ def test_solve_out_never_overwrites(capsys, tmp_path):
 
 
 def test_solve_errors(capsys):
-    code, _, err = run(capsys, "solve", BATCH, "-q")
+    code, _, err = run(capsys, "solve", BATCH, "--formulation", "latency-ip", "-q")
     assert code == 2 and "'latency-ip' is defined for model 'slot'" in err
+    assert "formulations for 'batch': batch-bound, infermax-csp, infermax-milp" in err
+
+
+def test_solve_default_formulation_per_model(capsys):
+    code, out, err = run(capsys, "solve", BATCH)
+    assert code == 0 and "batch-bound" in out and "formulation batch-bound (the default for model 'batch'" in err
+    code, out, err = run(capsys, "solve", TINY)
+    assert code == 0 and "latency-ip" in out and "the default for model 'slot'" in err
     code, _, err = run(capsys, "solve", TINY, "--solver", "nope", "-q")
     assert code == 2 and "unknown solver profile 'nope'" in err
     code, _, err = run(capsys, "solve", TINY, "--formulation", "latency-lp", "--solver", "cpsat", "-q")
