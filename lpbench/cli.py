@@ -182,6 +182,7 @@ def cmd_solve(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from .formulations import FORMULATIONS
     from .instance import load_instance
     from .solve import check_applicable
     from .solvers.highs import to_highs

@@ -88,7 +88,7 @@ def check_applicable(inst: Instance, formulation: str):
 
 def solve_instance(inst: Instance, formulation: str | None = None, solver: str = "highs",
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
-                   log=None) -> dict:
+                   log=None, solver_seed: int | None = None) -> dict:
     if formulation is None:
         formulation = DEFAULT_FORMULATION[inst.model]
         if log:
@@ -96,6 +96,8 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str =
                 f"also applicable: {', '.join(f for f in applicable_formulations(inst) if f != formulation)})")
     cls = check_applicable(inst, formulation)
     profile = get_profile(solver, time_limit)
+    if solver_seed is not None:  # the solver's own random seed (proof-time spread), not the policies'
+        profile.seed = solver_seed
     backend = BACKENDS.get(profile.backend)()
     if getattr(cls, "native_backend", None) and profile.backend != cls.native_backend:
         raise InputError(f"--solver: formulation {formulation!r} is a {cls.native_backend} model; choose a "

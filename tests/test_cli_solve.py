@@ -47,6 +47,13 @@ def test_solve_errors(capsys):
     assert "formulations for 'batch': batch-bound, infermax-csp, infermax-milp" in err
 
 
+def test_export_refuses_batch_bound_and_inapplicable(capsys, tmp_path):
+    code, _, err = run(capsys, "export", BATCH, "--formulation", "batch-bound", "--out", str(tmp_path / "m.lp"))
+    assert code == 2 and "'batch-bound' is not a linear model" in err
+    code, _, err = run(capsys, "export", BATCH, "--formulation", "latency-ip", "--out", str(tmp_path / "m.lp"))
+    assert code == 2 and "formulations for 'batch'" in err
+
+
 def test_solve_default_formulation_per_model(capsys):
     code, out, err = run(capsys, "solve", BATCH)
     assert code == 0 and "batch-bound" in out and "formulation batch-bound (the default for model 'batch'" in err
