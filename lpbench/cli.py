@@ -280,13 +280,11 @@ def cmd_export(args) -> int:
     import highspy
 
     from .outputs import check_target, write_atomic
+    from .solve import check_applicable
     from .solvers.highs import to_highs
 
     inst = load_instance(args.instance)
-    cls = FORMULATIONS.get(args.formulation)
-    if inst.model not in cls.models:
-        raise InputError(f"--formulation: {args.formulation!r} is defined for model "
-                         f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
+    cls = check_applicable(inst, args.formulation)
     suffix = "." + args.format
     if not args.out.endswith(suffix):
         raise InputError(f"--out: must end with {suffix} for --format {args.format}, got {args.out}")
@@ -448,7 +446,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("solve", help="solve a hindsight model; verify the schedule; report competitive ratios")
     s.add_argument("instance", help="instance file")
-    s.add_argument("--formulation", default="latency-ip", help="see `lpbench list formulations` (default latency-ip)")
+    s.add_argument("--formulation", help="see `lpbench list formulations` (default: latency-ip for the slot "
+                   "model, batch-bound for the batch model)")
     s.add_argument("--solver", help="a profile of solvers.toml (default: the formulation's native solver, "
                    "cpsat for latency-cp and infermax-csp, else highs)")
     s.add_argument("--time-limit", type=POSITIVE_FLOAT, help="seconds (default: the profile's time_limit)")

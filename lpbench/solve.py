@@ -104,19 +104,41 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | Non
     return PolicyRun(name, float(ver.metrics[metric]), {**ver.metrics, "search": info}, schedule)
 
 
-def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str | None = None,
-                   time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
-                   log=None, strict: bool = True) -> dict:
-    """Run the pipeline above. The profile's time limit bounds the whole call: the solver is given
-    what policy simulation and model building left of it (at least ``MIN_SOLVE_SECONDS``)."""
-    t_enter = time.perf_counter()
+#: formulation used when none is named: the exact IP for the slot model, the closed-form certified
+#: bound for the batch model (it computes at any size; infermax-csp is exact but only for small B)
+DEFAULT_FORMULATION = {"slot": "latency-ip", "batch": "batch-bound"}
+
+
+def applicable_formulations(inst: Instance) -> list[str]:
+    return [name for name, cls in FORMULATIONS.items() if inst.model in cls.models]
+
+
+def check_applicable(inst: Instance, formulation: str):
     cls = FORMULATIONS.get(formulation)
     if inst.model not in cls.models:
         raise InputError(f"--formulation: {formulation!r} is defined for model "
-                         f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}")
+                         f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}; "
+                         f"formulations for {inst.model!r}: {', '.join(applicable_formulations(inst))}")
+    return cls
+
+
+def solve_instance(inst: Instance, formulation: str | None = None, solver: str | None = None,
+                   time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
+                   log=None, strict: bool = True, solver_seed: int | None = None) -> dict:
+    """Run the pipeline above. The profile's time limit bounds the whole call: the solver is given
+    what policy simulation and model building left of it (at least ``MIN_SOLVE_SECONDS``)."""
+    t_enter = time.perf_counter()
+    if formulation is None:
+        formulation = DEFAULT_FORMULATION[inst.model]
+        if log:
+            log(f"formulation {formulation} (the default for model {inst.model!r}; "
+                f"also applicable: {', '.join(f for f in applicable_formulations(inst) if f != formulation)})")
+    cls = check_applicable(inst, formulation)
     if solver is None:  # the formulation's native solver (latency-cp, infermax-csp: cpsat), else highs
         solver = getattr(cls, "native_backend", None) or "highs"
     profile = get_profile(solver, time_limit)
+    if solver_seed is not None:  # the solver's own random seed (proof-time spread), not the policies'
+        profile.seed = solver_seed
     backend = BACKENDS.get(profile.backend)()
     if getattr(cls, "native_backend", None) and profile.backend != cls.native_backend:
         raise InputError(f"--solver: formulation {formulation!r} is a {cls.native_backend} model; choose a "
@@ -187,7 +209,8 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         ver = verify(inst, schedule)
         if not ver.feasible:
             raise SolveBugError(f"{formulation} solution fails verification: {ver.violations[0]}")
-        if abs(ver.metrics[metric] - res.objective) > TOL * max(1.0, abs(res.objective)):
+        tol = max(TOL, getattr(form, "objective_rtol", 0.0))  # > TOL only for a stated rounded scaling
+        if abs(ver.metrics[metric] - res.objective) > tol * max(1.0, abs(res.objective)):
             raise SolveBugError(f"{formulation}: solver objective {res.objective} != verified {metric} "
                                 f"{ver.metrics[metric]}")
         verified = True
@@ -212,6 +235,15 @@ def solve_instance(inst: Instance, formulation: str = "latency-ip", solver: str 
         vb = VolumeBound(inst).value()
         if bound is None or vb > bound:
             bound, bound_source = vb, "volume-bound"
+    if cls.exact and inst.model == "batch" and metric in ("total_latency", "makespan"):
+        from .formulations.batch_bound import BatchBound
+
+        try:
+            bb = BatchBound(inst).bounds()[metric]
+        except InputError:  # a cost-model form the closed-form bound does not cover
+            bb = None
+        if bb is not None and (bound is None or bb > bound):
+            bound, bound_source = bb, "batch-bound"
     if bound is not None and cls.integral_objective:
         bound = float(np.ceil(bound - 1e-6))  # every feasible objective is an integer
     upper_candidates = [r.objective for r in runs] + ([best.objective] if best else []) + ([objective] if verified else [])

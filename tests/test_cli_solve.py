@@ -44,8 +44,26 @@ def test_solve_out_never_overwrites(capsys, tmp_path):
 
 
 def test_solve_errors(capsys):
-    code, _, err = run(capsys, "solve", BATCH, "-q")
+    code, _, err = run(capsys, "solve", BATCH, "--formulation", "latency-ip", "-q")
     assert code == 2 and "'latency-ip' is defined for model 'slot'" in err
+    from lpbench.formulations import FORMULATIONS
+
+    batch = ", ".join(name for name, cls in FORMULATIONS.items() if "batch" in cls.models)
+    assert f"formulations for 'batch': {batch}" in err and "infermax-csp" in batch
+
+
+def test_export_refuses_batch_bound_and_inapplicable(capsys, tmp_path):
+    code, _, err = run(capsys, "export", BATCH, "--formulation", "batch-bound", "--out", str(tmp_path / "m.lp"))
+    assert code == 2 and "'batch-bound' is not a linear model" in err
+    code, _, err = run(capsys, "export", BATCH, "--formulation", "latency-ip", "--out", str(tmp_path / "m.lp"))
+    assert code == 2 and "formulations for 'batch'" in err
+
+
+def test_solve_default_formulation_per_model(capsys):
+    code, out, err = run(capsys, "solve", BATCH)
+    assert code == 0 and "batch-bound" in out and "formulation batch-bound (the default for model 'batch'" in err
+    code, out, err = run(capsys, "solve", TINY)
+    assert code == 0 and "latency-ip" in out and "the default for model 'slot'" in err
     code, _, err = run(capsys, "solve", TINY, "--solver", "nope", "-q")
     assert code == 2 and "unknown solver profile 'nope'" in err
     code, _, err = run(capsys, "solve", TINY, "--formulation", "latency-lp", "--solver", "cpsat", "-q")

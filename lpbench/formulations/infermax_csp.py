@@ -27,9 +27,19 @@ requests holding KV (m_{i,j-1} >= 1; with m = 0 an eviction changes nothing, as 
 latency, summing up all batch times". T_j is the ``infermax`` cost model exactly, quadratic terms
 included (CP-SAT multiplication constraints for c², c·m), with the phase indicators the paper omits
 (dstep = δ ∧ z, pstep = ¬δ ∧ z, biases only when a phase is present, the per-request kernel terms,
-the GQA factor (1 + φ[n > 1])). Coefficients are scaled to integers exactly (the profile values have
-finitely many decimals; an inexact scaling is refused), so the CP-SAT objective divided by the scale
-is the cost model's value, which the verifier recomputes.
+the GQA factor (1 + φ[n > 1])). Coefficients are scaled to integers exactly where the 64-bit sums allow
+(see *Integer scaling*), so the CP-SAT objective divided by the scale is the cost model's value,
+which the verifier recomputes.
+
+**Integer scaling.** Coefficients are scaled exactly by the smallest 10^k making them integers, and
+time is counted from t0 = min a_i (arrivals are floored to the unit, which only relaxes them). Before
+solving, CP-SAT's validator is asked; where a sum overflows 64 bits (CP-SAT would answer MODEL_INVALID) the scale loses decimal digits until it
+fits, each coefficient k is rounded to k̃ with |k̃ − k| <= ρ k, so every batch time of the rounded model
+is within (1 ± ρ) of the true one, and the reported bound is t0 + (bound − t0)/(1 + ρ) (valid: the
+rounded optimum is at most (1 + ρ) times the true one). The schedule is still re-timed and verified
+with the exact cost model; ρ is stated in the solve message, and above ``max_rounding`` the model is
+refused. A model estimated above ``max_variables`` (19 per request and batch) is refused before it is
+built (status ``refused``, with the suggestion to use ``batch-bound``).
 
 **Horizon J** (valid). With nonnegative coefficients, the cost of any schedule splits into work that
 no batching avoids -- W = layers·[a_o Σ(I+O−1) + a_p Σ I² + s_p n + a_d Σ_{k=1}^{O−1}(I+k) + s_d Σ(O−1)]
@@ -92,6 +102,26 @@ def integer_scale(values, max_power: int = 15) -> int:
             return 10**k
     raise InputError("cost_model: the infermax-csp needs coefficients with at most "
                      f"{max_power} decimals to scale them exactly to integers")
+
+
+def model_magnitude(proto) -> int:
+    """The largest of Σ_vars (ub − lb) and, per linear constraint and the objective, Σ |coef| ·
+    max(|lb|, |ub|): CP-SAT refuses a model (MODEL_INVALID) where one of them overflows 64 bits."""
+    bound, total = [], 0
+    for v in proto.variables:
+        d = list(v.domain)  # (a copy: negative indices on this proto wrapper are unsafe)
+        bound.append(max(abs(d[0]), abs(d[len(d) - 1])))
+        total += d[len(d) - 1] - d[0]
+
+    def size(refs, coeffs):
+        return sum(abs(c) * bound[r if r >= 0 else -r - 1] for r, c in zip(refs, coeffs))
+
+    # has_* first: reading the sub-message of an unset oneof through this proto wrapper sets it
+    worst = max(total, size(proto.objective.vars, proto.objective.coeffs) if proto.has_objective() else 0)
+    for ct in proto.constraints:
+        if ct.has_linear():
+            worst = max(worst, size(ct.linear.vars, ct.linear.coeffs))
+    return worst
 
 
 def schedule_from_batches(inst, batches):
@@ -188,7 +218,48 @@ class InferMaxCSP(InferMaxBatchModel):
     native_backend = "cpsat"
     summary = "seed 003 §5 CSP over batches with evictions, exact infermax cost, CP-SAT"
 
+    #: refuse (status ``refused``) above this many CP-SAT variables (about 19 per request and batch)
+    max_variables = 400_000
+    #: largest relative rounding of a cost coefficient accepted when the exact scale overflows
+    max_rounding = 1e-4
+
+    def estimated_variables(self) -> int:
+        return 19 * self.inst.n * self.horizon()
+
     def build(self):
+        """Build with the exact integer scale when every linear expression fits 2^62; otherwise drop
+        decimal digits of the scale until it fits (see ``scaling`` in the module docstring)."""
+        self.refusal, self.rounding = None, 0.0
+        est = self.estimated_variables()
+        if est > self.max_variables:
+            self.refusal = (f"{self.name}: about {est:,} variables ({self.inst.n} requests x {self.horizon()} batches) "
+                            f"exceed the limit of {self.max_variables:,}; use --formulation batch-bound for a "
+                            "certified bound at any size, or solve a sub-instance with fewer requests or tokens")
+            self.n_vars, self.n_rows, self.J = est, 0, self.horizon()
+            return self
+        cm = self.inst.cost_model
+        try:
+            scale = integer_scale([getattr(cm, k) for k in COEFS])
+        except InputError:  # more than 15 decimals: start rounded
+            scale = 10**15
+        worst = None
+        while True:
+            scaled = [getattr(cm, k) * scale for k in COEFS]
+            self.rounding = (max((abs(round(v) - v) / v for v in scaled if v != 0), default=0.0)
+                             if scale >= 1 else math.inf)
+            if self.rounding > self.max_rounding:
+                self.refusal = (f"{self.name}: the cost model's integer scale overflows CP-SAT's 64-bit sums on this "
+                                f"instance (largest linear expression {worst:.3g}), and a coarser scale would round a "
+                                f"coefficient by more than {self.max_rounding:g}; use --formulation batch-bound, or "
+                                "an instance with a shorter time span")
+                return self
+            self._build(scale)
+            if not self.cp.Validate():   # CP-SAT's own check, empty when the model is valid
+                return self
+            worst = model_magnitude(self.cp.Proto())
+            scale //= 10 ** max(1, math.ceil(math.log10(max(worst, 2) / 2**61)))
+
+    def _build(self, coef_scale: int):
         inst = self.inst
         cm = inst.cost_model
         n, J = inst.n, self.horizon()
@@ -196,14 +267,14 @@ class InferMaxCSP(InferMaxBatchModel):
         U = I + O
         lim = inst.limits
         phi = Fraction(str(cm.phi))
-        coef_scale = integer_scale([getattr(cm, k) for k in COEFS])
         k = {name: int(round(getattr(cm, name) * coef_scale)) for name in COEFS}
         den = phi.denominator
         phi_num = phi.numerator
         layers = int(cm.layers)
-        # one objective unit = 1e-3 / (coef_scale * den) seconds
+        # one objective unit = 1e-3 / (coef_scale * den) seconds; time counted from t0 = min a_i
         self.unit = 1e-3 / (coef_scale * den)
-        arrivals = [int(round(a / self.unit)) for a in inst.arrival]
+        self.t0 = float(inst.arrival.min())
+        arrivals = [int(math.floor((a - self.t0) / self.unit)) for a in inst.arrival]
 
         m = cp_model.CpModel()
         NV = m.NewIntVar
@@ -218,7 +289,9 @@ class InferMaxCSP(InferMaxBatchModel):
         y = [None] + [B(f"y{j}") for j in range(1, J + 1)]
         T = [None] * (J + 1)
         # time domains: no solution worse than the incumbent is needed (it stays feasible: + slack)
-        big = (int(math.ceil(self.incumbent_objective / self.unit * (1 + 1e-9))) + 1
+        # (slack for the float error of the incumbent's absolute time, up to 1e-12 of it)
+        big = (int(math.ceil(((self.incumbent_objective - self.t0) * (1 + self.rounding + 1e-9)
+                              + 1e-12 * abs(self.incumbent_objective)) / self.unit)) + 1
                if self.incumbent_objective is not None else 2**50)
         A_prev = m.NewConstant(0)
         self.A = []
@@ -363,7 +436,6 @@ class InferMaxCSP(InferMaxBatchModel):
         self.cp, self.J = m, J
         self.vars = {"c": c, "e": e, "g": g, "S": S, "m": mm, "y": y}
         self.n_vars, self.n_rows = len(m.Proto().variables), len(m.Proto().constraints)
-        return self
 
     def _add_cuts(self, m, c, g, dstep, q, y, yd, yp):
         """The valid inequalities (V1)-(V3) of the module docstring."""
@@ -423,6 +495,8 @@ class InferMaxCSP(InferMaxBatchModel):
         return schedule
 
     def solve(self, profile, warm_schedule=None) -> SolveResult:
+        if self.refusal:
+            return SolveResult("refused", message=self.refusal)
         if warm_schedule is not None:
             vals = self.schedule_values(warm_schedule)
             if vals is not None:
@@ -431,11 +505,22 @@ class InferMaxCSP(InferMaxBatchModel):
                     for j in range(1, self.J + 1):
                         self.cp.AddHint(self.vars["c"][i][j], int(cv[i, j]))
                         self.cp.AddHint(self.vars["e"][i][j], int(ev[i, j]))
-        c, e, n, J, unit = self.vars["c"], self.vars["e"], self.inst.n, self.J, self.unit
-        return solve_cp(self.cp, profile,
-                        lambda solver: [[(solver.Value(c[i][j]), solver.Value(e[i][j])) for j in range(1, J + 1)]
-                                        for i in range(n)],
-                        to_objective=lambda v: v * unit)
+        c, e, n, J, unit, t0 = self.vars["c"], self.vars["e"], self.inst.n, self.J, self.unit, self.t0
+        res = solve_cp(self.cp, profile,
+                       lambda solver: [[(solver.Value(c[i][j]), solver.Value(e[i][j])) for j in range(1, J + 1)]
+                                       for i in range(n)],
+                       to_objective=lambda v: v * unit + t0)
+        if self.rounding and res.bound is not None:
+            # every batch time of the rounded model is within (1 ± rounding) of the true one
+            res.bound = t0 + (res.bound - t0) / (1 + self.rounding)
+            res.message = (res.message + "; " if res.message else "") + \
+                f"coefficients rounded by at most {self.rounding:.2g} (relative) to fit 64-bit sums; bound divided by 1 + that"
+        return res
+
+    @property
+    def objective_rtol(self) -> float:
+        """How far the solver's objective may be from the verified makespan (0 with exact scaling)."""
+        return 3 * self.rounding + (self.unit / max(self.incumbent_objective or 1.0, 1e-9) if self.rounding else 0.0)
 
     def extract(self, sol):
         batches = []

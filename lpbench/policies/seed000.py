@@ -5,7 +5,7 @@ Tile sizes. RAD runs optimally tiled batches: a prefill chunk of T*_lcm = LCM(T_
 tokens alone in its batch, decode batches of T*_col requests. With the ``tiled`` cost model these come
 from its coefficients (its one tile configuration is T*, Assumption 1); otherwise from the parameters
 ``T_col`` (default 128) and ``T_lcm`` (default 256: A100, T* = 128 x 256, T_red = 32). Both are capped by
-the instance's limits (token_budget caps the chunk; token_budget and max_batch_requests cap T_col).
+the instance's limits (token_budget and prefill_budget cap the chunk; token_budget and max_batch_requests cap T_col).
 
 Decisions on the ambiguities (notes §2.5, §5.4):
 * chunk size c = min(T_lcm, l^p − i + 1), the remaining prompt (the paper's l^p − i is off by one).
@@ -51,7 +51,7 @@ class _CycleScheduler(Policy):
         T_lcm = int(self.T_lcm_param or T_lcm)
         caps = [v for v in (lim.token_budget, lim.max_batch_requests) if v is not None]
         self.T_col = min([T_col] + caps)
-        self.T_lcm = min([T_lcm] + ([lim.token_budget] if lim.token_budget is not None else []))
+        self.T_lcm = min([T_lcm] + [v for v in (lim.token_budget, lim.prefill_budget) if v is not None])
         self.P: deque[int] = deque()
         self.D: list[int] = []
         self.current: int | None = None     # request whose prefill is under way

@@ -9,7 +9,8 @@ paying 0.1 s, free 0.5 s in the paper). Its next decode-iteration has the last s
 s_q = end of the batch that produced q's previous token (for the first decode: the batch that
 finished its prefill -- the repo's choice, notes §5.4.5), τ_batch = running mean of all batch times
 so far. At a batch start t the DI is *critical* iff t >= ℓ_q. Batch construction, in order, within
-the token budget n_budget (the instance's ``token_budget``, 512 without one), the decode limit
+the token budget n_budget (the instance's ``token_budget``, 512 without one; prefill chunks also
+within its ``prefill_budget``), the decode limit
 (128) and the active-request cap (128):
 
 1. critical DIs by increasing ℓ;
@@ -60,6 +61,7 @@ class SLAI(Policy):
                                                                                   inst.tbt_slo)
         lim = inst.limits
         self.budget = lim.token_budget if lim.token_budget is not None else 512
+        self.prefill_budget = lim.prefill_budget if lim.prefill_budget is not None else self.budget
         self.cap = min(self.cap, lim.max_batch_requests or self.cap)
         self.decode_limit = min(self.decode_limit, self.cap)
         self.peak = (inst.prompt + inst.output - 1).astype(np.int64)
@@ -106,14 +108,16 @@ class SLAI(Policy):
         req.extend(dec[:k].tolist())                                   # (2) critical DIs
         tok.extend([1] * k)
         n += k
+        p = 0                                                          # prefill tokens (the instance's P)
         for i in self.prefilling:                                      # (3a) started prefills, FIFO
-            if n >= self.budget:
+            if n >= self.budget or p >= self.prefill_budget:
                 break
-            c = min(int(st.S[i] - st.m[i]), self.budget - n)
+            c = min(int(st.S[i] - st.m[i]), self.budget - n, self.prefill_budget - p)
             req.append(i)
             tok.append(c)
             n += c
-        while self.waiting and n < self.budget:                        # (3b) admissions, SPF / FCFS
+            p += c
+        while self.waiting and n < self.budget and p < self.prefill_budget:  # (3b) admissions, SPF / FCFS
             i = self.waiting[0][1]
             active = len(self.prefilling) + len(self.decoding)
             if active >= self.cap or self.reserved + int(self.peak[i]) > self.inst.memory:
@@ -121,10 +125,11 @@ class SLAI(Policy):
             self.waiting.pop(0)
             self.prefilling.append(i)
             self.reserved += int(self.peak[i])
-            c = min(int(st.S[i]), self.budget - n)
+            c = min(int(st.S[i]), self.budget - n, self.prefill_budget - p)
             req.append(i)
             tok.append(c)
             n += c
+            p += c
         rest = dec[k:]                                                 # (4) deferrable DIs by ℓ
         room = int(min(self.budget - n, self.decode_limit - k))
         if room > 0 and len(rest):

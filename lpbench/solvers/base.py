@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..registry import Registry
 
 BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
-STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "licence_limit", "interrupted", "error")
+STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "licence_limit", "interrupted", "refused", "error")
 
 
 @dataclass

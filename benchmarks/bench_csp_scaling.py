@@ -1,0 +1,46 @@
+"""infermax-csp (CP-SAT) proof status, gap and time against the number of requests B, over solver
+seeds (issue 13; not a test; figures go in the README).
+
+    python benchmarks/bench_csp_scaling.py --B 4,8,16,32,64 --seeds 0,1,2,3,4 --time-limit 60
+
+Families: the six S/L mixes of seed 003 §4.6 (``infermax-mix --mix PAIR``, generator seed 0) and the
+memory-binding uniform family (I = 64, O = 16, M = 320). Per (family, B): the status of each solver
+seed, the largest gap, and the min / median / max CP-SAT time. Instances whose model exceeds the
+CSP's size limit are reported as ``refused``.
+"""
+import argparse
+import statistics
+
+from lpbench.generators import infermax
+from lpbench.instance import parse_instance
+from lpbench.solve import solve_instance
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--B", default="4,8,16,32,64")
+ap.add_argument("--seeds", default="0,1,2,3,4")
+ap.add_argument("--time-limit", type=float, default=60.0)
+ap.add_argument("--families", default="uniform-mem," + ",".join(infermax.PAIRS))
+args = ap.parse_args()
+
+
+def family(name, B):
+    if name == "uniform-mem":
+        return infermax.uniform(64, 16, B, memory=320)
+    return infermax.mix(name, B)
+
+
+seeds = [int(s) for s in args.seeds.split(",")]
+print(f"CP-SAT, time limit {args.time_limit:g}s, solver seeds {seeds}")
+print(f"{'family':<12} {'B':>3} {'statuses':<34} {'max gap':>8} {'time min/med/max s':>22}")
+for fam in args.families.split(","):
+    for B in (int(b) for b in args.B.split(",")):
+        inst = parse_instance(family(fam, B))
+        st, gaps, times = [], [], []
+        for s in seeds:
+            rep = solve_instance(inst, "infermax-csp", "cpsat", args.time_limit, solver_seed=s)
+            st.append(rep["status"])
+            gaps.append(rep["gap"] if rep["gap"] is not None else float("nan"))
+            times.append(rep["solve_seconds"])
+        gap = max(gaps)
+        print(f"{fam:<12} {B:>3} {','.join(st):<34} {gap:8.4f} "
+              f"{min(times):6.1f}/{statistics.median(times):6.1f}/{max(times):6.1f}", flush=True)

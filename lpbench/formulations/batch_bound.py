@@ -1,0 +1,195 @@
+"""Certified closed-form lower bounds on total latency and makespan for batch-model instances
+(seed 003 semantics, :mod:`lpbench.semantics`), computable at trace scale (O(Σ O_i + n log n)).
+
+Assumption on the cost model (checked; other forms are refused). The batch time splits into a
+*batch constant* β paid once by every non-empty batch plus a sum over the processed requests of a
+*per-participation* term that depends only on that request's phase, c and m, all terms >= 0:
+
+* ``infermax`` (seed 003 §3.2, per layer): β = b_o + min(b_d, b_p) (a non-empty batch has a phase;
+  the GQA factor 1 + φ[n > 1] >= 1 is dropped); participation = a_o c + [decode](a_d (m + 1) + s_d)
+  + [prefill](a_p (c² + 2cm) + s_p + m_p m). An isolated batch of one request also pays b_o and the
+  bias of its own phase in full. Every coefficient must be >= 0.
+* ``linear`` (seed 001 (1)): β = d0, participation = d1 (m + c); ``unit``: β = 1;
+  ``piecewise``: β = c; ``staircase``: β = c + a (ceil >= 1). Coefficients >= 0.
+* ``tiled`` (ceilings inside the per-request sums) is refused.
+
+Facts of the semantics used below, for request i with prompt I_i and output O_i:
+(F1) its batches are disjoint in time, all start at or after a_i, and it completes at the end of
+the last one, so its latency is at least the sum of their durations; (F2) one token per batch: its
+g-th token (g >= 2) is generated in its own batch, in which the request's sequence before the batch
+has X = I_i + g − 1 tokens: as a decode step it reads m + 1 = X keys, as a prefill end (a refill
+after an eviction) it processes c >= 1 tokens with m + c = X, so c² + 2cm = X² − m² >= 2X − 1;
+either way it holds m_after = X KV entries after the batch; (F3) the first token ends the first run,
+whose chunks (each <= min(C, P) tokens, so at least k_i = ⌈I_i / min(C, P)⌉ of them) process I_i
+tokens in all with Σ (c² + 2cm) = I_i² (telescoping) and hold I_i after the last one;
+(F4) after every batch Σ m_after <= M (CSP (4)), Σ c <= C, and at most R requests are processed.
+
+``isolated``: C_i − a_i >= t_i, the cheapest way through (F1)-(F3) alone: k_i prefill batches and,
+for each g = 2..O_i, one batch priced at the cheaper phase (batch constants in full). Valid because
+every batch containing i costs at least what is counted for it, and evictions only add batches.
+
+``single server`` (release dates): split every batch's time among its requests. By (F4) the batch
+constant is at least Σ_i β·share_i where share_i is one of m_after_i / M, c_i / C or 1 / R (each sums
+to <= 1 over the batch), so request i receives at least its work p_i (its per-participation terms
+plus β·share over (F2)-(F3)) inside [a_i, C_i] from a server of rate 1. That is a preemptive single
+machine with release dates, whose k-th smallest completion is at least that of SRPT (SRPT completes
+the most jobs by every time t; Schrage 1968), so C_(k) >= SRPT_(k). The three share rules give three
+valid bounds; the best is kept.
+
+Combination: both bounds hold for the k-th smallest completion time C_(k) (the k smallest a_i + t_i
+bound the k first completions), so Σ_k max(iso_(k), SRPT_(k)) − Σ a_i <= total latency of every
+schedule, and max(max_i a_i + t_i, SRPT makespan) <= makespan.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+
+import numpy as np
+
+from ..errors import InputError
+from ..semantics import BATCH
+from ..solvers.base import SolveResult
+from .base import FORMULATIONS, Formulation
+
+INF = float("inf")
+
+
+def _cost_terms(cm):
+    """(scale to seconds, per-batch constants, per-participation coefficients) of the assumption above."""
+    coefs = cm.coefficients
+    if cm.form == "tiled":
+        raise InputError("--formulation: batch-bound needs a cost model that splits into a batch constant plus "
+                         "per-request terms; the 'tiled' form (ceilings over tiles) is not supported")
+    negative = [k for k, v in coefs.items() if v < 0]
+    if negative:
+        raise InputError(f"cost_model: batch-bound needs nonnegative coefficients, got {', '.join(negative)} < 0")
+    z = dict(a_o=0.0, b_o=0.0, a_d=0.0, b_d=0.0, s_d=0.0, a_p=0.0, b_p=0.0, s_p=0.0, m_p=0.0, d1=0.0)
+    if cm.form == "infermax":
+        z.update({k: coefs[k] for k in ("a_o", "b_o", "a_d", "b_d", "s_d", "a_p", "b_p", "s_p", "m_p")})
+        return cm.layers * 1e-3, z
+    if cm.form == "linear":
+        z.update(b_o=coefs["d0"], d1=coefs["d1"])
+    elif cm.form == "unit":
+        z.update(b_o=1.0)
+    elif cm.form == "piecewise":
+        z.update(b_o=coefs["c"])
+    elif cm.form == "staircase":
+        z.update(b_o=coefs["c"] + coefs["a"])
+    else:
+        raise InputError(f"--formulation: batch-bound does not know the cost-model form {cm.form!r}")
+    return 1.0, z
+
+
+def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
+    """Sorted completion times of SRPT on one machine of rate 1 with release dates (preemptive)."""
+    order = np.argsort(release, kind="stable")
+    r, p = release[order], work[order]
+    out = np.empty(len(r))
+    heap: list[float] = []
+    t, k, done = 0.0, 0, 0
+    n = len(r)
+    while done < n:
+        if not heap:
+            t = max(t, r[k])
+        while k < n and r[k] <= t:
+            heapq.heappush(heap, p[k])
+            k += 1
+        rem = heapq.heappop(heap)
+        nxt = r[k] if k < n else INF
+        if t + rem <= nxt:
+            t += rem
+            out[done] = t
+            done += 1
+        else:
+            heapq.heappush(heap, rem - (nxt - t))
+            t = nxt
+    return out
+
+
+@FORMULATIONS.register("batch-bound")
+class BatchBound(Formulation):
+    name = "batch-bound"
+    models = (BATCH,)
+    exact = False
+    closed_form = True
+    summary = "batch model: isolated service time + SRPT single-server work bound (certified lower bound)"
+
+    objective_metric = "total_latency"
+
+    def __init__(self, inst, incumbent_objective=None):
+        super().__init__(inst, incumbent_objective)
+        self.to_s, self.k = _cost_terms(inst.cost_model)
+
+    def build(self):
+        self.n_vars = self.n_rows = 0
+        return self
+
+    # -- per-request quantities -------------------------------------------------------------------
+    def _tokens(self):
+        """Per generated token g >= 2 (flattened): owning request and X = I + g − 1."""
+        I, O = self.inst.prompt.astype(np.int64), self.inst.output.astype(np.int64)
+        owner = np.repeat(np.arange(self.inst.n), O - 1)
+        first = np.cumsum(O - 1) - (O - 1)
+        g = np.arange(len(owner)) - np.repeat(first, O - 1) + 2
+        return owner, (I[owner] + g - 1).astype(np.float64)
+
+    def _chunks(self) -> np.ndarray:
+        lim = self.inst.limits
+        cap = min(v for v in (lim.token_budget, lim.prefill_budget, INF) if v is not None)
+        return np.ceil(self.inst.prompt / cap) if cap < INF else np.ones(self.inst.n)
+
+    def isolated(self) -> np.ndarray:
+        """t_i in seconds (module docstring)."""
+        k, I = self.k, self.inst.prompt.astype(np.float64)
+        owner, X = self._tokens()
+        chunks = self._chunks()
+        pre = k["a_o"] * I + k["a_p"] * I * I + k["d1"] * I + chunks * (k["b_o"] + k["b_p"] + k["s_p"])
+        dec = k["a_d"] * X + k["b_d"] + k["s_d"]
+        ref = k["a_p"] * (2 * X - 1) + k["b_p"] + k["s_p"]
+        tok = k["a_o"] + k["b_o"] + k["d1"] * X + np.minimum(dec, ref)
+        return (pre + np.bincount(owner, tok, minlength=self.inst.n)) * self.to_s
+
+    def works(self) -> list[np.ndarray]:
+        """p_i in seconds for each valid share rule (memory, token budget, request cap)."""
+        k, inst, I = self.k, self.inst, self.inst.prompt.astype(np.float64)
+        beta = k["b_o"] + min(k["b_d"], k["b_p"])
+        owner, X = self._tokens()
+        chunks = self._chunks()
+        base_pre = k["a_o"] * I + k["a_p"] * I * I + k["d1"] * I + chunks * k["s_p"]
+        base_tok = k["a_o"] + k["d1"] * X + np.minimum(k["a_d"] * X + k["s_d"], k["a_p"] * (2 * X - 1) + k["s_p"])
+        base = base_pre + np.bincount(owner, base_tok, minlength=inst.n)
+        O = inst.output.astype(np.float64)
+        shares = [base + beta * (I + np.bincount(owner, X, minlength=inst.n)) / inst.memory]  # m_after / M
+        lim = inst.limits
+        if lim.token_budget is not None:                  # c / C: I prefill tokens + one per later token
+            shares.append(base + beta * (I + O - 1) / lim.token_budget)
+        if lim.max_batch_requests is not None:            # 1 / R per batch: >= chunks + O − 1 batches
+            shares.append(base + beta * (chunks + O - 1) / lim.max_batch_requests)
+        return [s * self.to_s for s in shares]
+
+    def bounds(self) -> dict:
+        """Both bounds (total latency, makespan) and their parts, in seconds."""
+        a = self.inst.arrival.astype(np.float64)
+        iso = a + self.isolated()
+        iso_sorted = np.sort(iso)
+        best_total, best_make, srpt_total = float(iso.sum()), float(iso.max()), 0.0
+        for p in self.works():
+            C = srpt_completions(a, p)
+            srpt_total = max(srpt_total, float(C.sum()))
+            best_total = max(best_total, float(np.maximum(C, iso_sorted).sum()))
+            best_make = max(best_make, float(C[-1]))
+        return {"total_latency": best_total - float(a.sum()), "makespan": best_make,
+                "isolated_total_latency": float(iso.sum() - a.sum()),
+                "srpt_total_latency": srpt_total - float(a.sum())}
+
+    def value(self) -> float:
+        return self.bounds()["total_latency"]
+
+    def solve(self, profile, warm=None) -> SolveResult:
+        t0 = time.perf_counter()
+        b = self.bounds()
+        v = b["total_latency"]
+        msg = (f"isolated {b['isolated_total_latency']:.6g}s, SRPT {b['srpt_total_latency']:.6g}s, "
+               f"makespan bound {b['makespan']:.6g}s")
+        return SolveResult("optimal", v, v, time.perf_counter() - t0, message=msg)
