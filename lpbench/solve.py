@@ -159,7 +159,8 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 "build_seconds": time.perf_counter() - t0 - cap.get("solve_seconds", 0.0), "verified": None,
                 "warm_start": None, "best_known": None, "message": cap.get("message", ""), "ratios": {},
                 "skipped_policies": skipped, "_schedule": None, "objective": None, "bound": None,
-                "solve_seconds": 0.0, "variables": 0, "rows": 0, **cap}
+                "solve_seconds": 0.0, "variables": 0, "rows": 0,
+                "_policy_metrics": {r.name: r.metrics for r in runs}, **cap}
     best = min(runs, key=lambda r: r.objective) if runs else None
     searched = form = model = warm = None
     build_seconds = 0.0
