@@ -1,4 +1,7 @@
-"""Seed 004 lower-bound ideas measured for issue 12 and rejected (numbers in the README). Not a test.
+"""Seed 004 experiments for issue 12 (numbers in the README): the incumbent search against MC-SF, and
+the lower-bound ideas measured and rejected. Not a test.
+
+    python benchmarks/slot_bound_experiments.py local-search   # serial-SGS local search vs MC-SF, draws 0/20/40
 
     python benchmarks/slot_bound_experiments.py level-cuts     # latency-lp with level (clique) cuts, n = 8..20
     python benchmarks/slot_bound_experiments.py threshold      # threshold-SRPT bound vs volume-bound, 8 draws
@@ -146,6 +149,18 @@ def cp_redundant():
             print(k, n, lv, st, obj, round(bd, 1), "volume-bound", vb, f"{sec:.1f}s", flush=True)
 
 
+def local_search_vs_mcsf():
+    from lpbench.heuristics.slot_sgs import local_search
+
+    for k in (0, 20, 40):
+        inst = draw(k)
+        mc = run_policies(inst, ["mc-sf"], "total_latency")[0].objective
+        t = time.time()
+        _, value, done = local_search(inst, iterations=2000)
+        print(f"jaillet-model1 k={k} n={inst.n}: MC-SF {mc:g}, local search {value} ({(mc - value) / mc:.2%} better, "
+              f"{done} iterations in {time.time() - t:.1f}s)", flush=True)
+
+
 def small_opt():
     from lpbench.solve import solve_instance
 
@@ -156,4 +171,4 @@ def small_opt():
           f"{rep['ratios']['mc-sf']['objective']:g}, latency-lp bound {lp['bound']:.1f}")
 
 
-{"small-opt": small_opt, "level-cuts": level_cuts, "threshold": threshold, "cp-redundant": cp_redundant}[sys.argv[1]]()
+{"local-search": local_search_vs_mcsf, "small-opt": small_opt, "level-cuts": level_cuts, "threshold": threshold, "cp-redundant": cp_redundant}[sys.argv[1]]()
