@@ -130,6 +130,8 @@ def cmd_plot(args) -> int:
 
 
 def add_parsers(sub) -> None:
+    from .cli import POSITIVE_FLOAT, POSITIVE_INT, SEED  # the shared argument checks (exit 2, one line)
+
     from .bench.executors import EXECUTORS
 
     s = sub.add_parser("bench", help="run a suite (TOML) of instances x formulations x solvers x policies "
@@ -137,7 +139,7 @@ def add_parsers(sub) -> None:
     s.add_argument("suite", help="suite file, see benchmarks/suites/")
     s.add_argument("--executor", choices=EXECUTORS, default="local", help="local process pool (default) or dask")
     s.add_argument("--scheduler", help="dask scheduler address (tcp://host:8786); default: a LocalCluster")
-    s.add_argument("--workers", type=int, help="parallel tasks (local) or LocalCluster workers (default cores/2)")
+    s.add_argument("--workers", type=POSITIVE_INT, help="parallel tasks (local) or LocalCluster workers (default cores/2)")
     s.add_argument("--out", default="results", help="results directory (default results/)")
     s.add_argument("--resume", metavar="RUN", help="finish run RUN (a name under --out or a path): only missing tasks")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress bar (for CI)")
@@ -174,6 +176,6 @@ def add_parsers(sub) -> None:
     s.add_argument("--policy", help="policy whose schedule is drawn (memory, gantt) or whose ratios (ratio)")
     s.add_argument("--formulation", help="draw this formulation's optimal schedule instead (memory, gantt)")
     s.add_argument("--solver", default="highs", help="solver profile with --formulation (default highs)")
-    s.add_argument("--time-limit", type=float, help="solver seconds with --formulation")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--time-limit", type=POSITIVE_FLOAT, help="solver seconds with --formulation")
+    s.add_argument("--seed", type=SEED, default=0)
     s.set_defaults(func=cmd_plot)

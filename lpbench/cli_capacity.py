@@ -20,17 +20,12 @@ def _slo(text: str) -> float:
 def cmd_capacity(args) -> int:
     from .capacity import SearchConfig, log_stderr, search
     from .instance import load_instance
-    from .outputs import write_json
+    from .outputs import check_target, write_json
 
     slo = _slo(args.slo) if args.slo is not None else None
     inst = load_instance(args.instance)
     if args.out:
-        import os
-
-        if os.path.exists(args.out) and not args.force:
-            raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
-    if args.workers < 1:
-        raise InputError(f"--workers: must be at least 1, got {args.workers}")
+        check_target(args.out, args.force)  # refuse a bad --out before the search, not after it
     cfg = SearchConfig(requests=args.requests, seeds=args.seeds, threshold=args.threshold, iters=args.iters,
                        seed=args.seed, slo_ttft=slo)
     rep = search(inst, args.policy, cfg, workers=args.workers, log=None if args.quiet else log_stderr)
@@ -53,17 +48,19 @@ def cmd_capacity(args) -> int:
 
 
 def add_parsers(sub) -> None:
+    from .cli import POSITIVE_INT, SEED  # the shared argument checks (exit 2, one line)
+
     s = sub.add_parser("capacity", help="largest stable (or SLO-meeting) arrival rate of a policy, by bisection")
     s.add_argument("instance", help="its (prompt, output) pairs and arrival rate define the workload")
     s.add_argument("--policy", required=True, help="see `lpbench list policies`")
     s.add_argument("--slo", help="median TTFT target in seconds; also P99 TBT <= each class's tbt_slo (seed 000)")
-    s.add_argument("--requests", type=int, default=10000, help="arrivals per simulation (default 10000)")
-    s.add_argument("--seeds", type=int, default=3, help="simulations per tested rate (default 3)")
+    s.add_argument("--requests", type=POSITIVE_INT, default=10000, help="arrivals per simulation (default 10000)")
+    s.add_argument("--seeds", type=POSITIVE_INT, default=3, help="simulations per tested rate (default 3)")
     s.add_argument("--threshold", type=float, default=0.02,
                    help="largest mean backlog slope / arrival rate counted as stable (default 0.02)")
-    s.add_argument("--iters", type=int, default=7, help="bisection steps below the bound (default 7)")
-    s.add_argument("--seed", type=int, default=0, help="workload RNG seed (default 0)")
-    s.add_argument("--workers", type=int, default=1, help="parallel simulations (default 1)")
+    s.add_argument("--iters", type=POSITIVE_INT, default=7, help="bisection steps below the bound (default 7)")
+    s.add_argument("--seed", type=SEED, default=0, help="workload RNG seed (default 0)")
+    s.add_argument("--workers", type=POSITIVE_INT, default=1, help="parallel simulations (default 1)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.add_argument("--out", help="write the JSON report to this file")
     s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing file")

@@ -71,12 +71,14 @@ def cmd_throughput(args) -> int:
 
 
 def add_parsers(sub) -> None:
+    from .cli import SEED  # the shared argument check (exit 2, one line)
+
     s = sub.add_parser("throughput", help="simulate a policy, verify it, and measure throughput over a horizon "
                        "beside seed 001's bound")
     s.add_argument("instance")
     s.add_argument("--policy", required=True, help="see `lpbench list policies` (e.g. wait, nested-wait, fcfs)")
     s.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter, e.g. B=448")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=SEED, default=0)
     s.add_argument("--horizon", type=float, help="window end T (default: the last arrival)")
     s.add_argument("--warmup", type=float, default=0.0, help="window start t0 (default 0)")
     s.add_argument("--json", action="store_true")

@@ -70,6 +70,8 @@ def cmd_calibrate(args) -> int:
 
 
 def add_parsers(sub) -> None:
+    from .cli import SEED  # the shared argument check (exit 2, one line)
+
     s = sub.add_parser("import", help="import a request trace (Azure LLM traces, or any CSV/JSONL) as an instance",
                        description="Stream a trace into a batch-model instance. Clipping rules (counted in the "
                        "output and in meta.import.counts): window, zero lengths -> 1, --max-context truncation, "
@@ -114,7 +116,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--exclude", action="append", metavar="COL=VALUE[,COL=VALUE]",
                    help="drop rows matching every pair (repeatable)")
     s.add_argument("--folds", type=int, default=4, help="K of the K-fold cross-validation (default 4)")
-    s.add_argument("--seed", type=int, default=0, help="seed of the fold assignment (default 0)")
+    s.add_argument("--seed", type=SEED, default=0, help="seed of the fold assignment (default 0)")
     s.add_argument("--loss", choices=["relative", "absolute"], default="relative")
     s.add_argument("--layers", type=int, default=1, help="infermax: layers L (coefficients per layer; default 1)")
     s.add_argument("--phi", type=float, default=0.0, help="infermax: GQA batching overhead (default 0)")
