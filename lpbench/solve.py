@@ -104,6 +104,25 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | Non
     return PolicyRun(name, float(ver.metrics[metric]), {**ver.metrics, "search": info}, schedule)
 
 
+#: share of the time limit for a formulation's certified-bound step (``certify_bound``), after the
+#: incumbent search and before the exact solve
+BOUND_SHARE = 0.25
+
+
+class _ProvenByBound(Exception):
+    """Raised inside the solve block when a certified bound already meets the incumbent."""
+
+
+def _certify_bound(inst, cls, best, profile, deadline, log):
+    """(bound, source, message) from the formulation's relaxation step, or None when it does not apply."""
+    if log:
+        log("certifying a lower bound (relaxation)")
+    found = cls.certify_bound(inst, best.objective, best.schedule, profile, deadline)
+    if found is not None and log:
+        log(f"  {found[1]}: bound {found[0]:g} ({found[2]})")
+    return found
+
+
 #: formulation used when none is named: the exact IP for the slot model, the closed-form certified
 #: bound for the batch model (it computes at any size; infermax-csp is exact but only for small B)
 DEFAULT_FORMULATION = {"slot": "latency-ip", "batch": "batch-bound"}
@@ -162,7 +181,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 "solve_seconds": 0.0, "variables": 0, "rows": 0,
                 "_policy_metrics": {r.name: r.metrics for r in runs}, **cap}
     best = min(runs, key=lambda r: r.objective) if runs else None
-    searched = form = model = warm = None
+    searched = form = model = warm = certified = None
     build_seconds = 0.0
     try:
         if REQUESTED.is_set():  # Ctrl-C while the policies ran: keep what they found, do not solve
@@ -172,6 +191,11 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
             if searched is not None and searched.objective < best.objective - TOL:
                 best = searched
 
+        if getattr(cls, "certify_bound", None) is not None and best is not None and not REQUESTED.is_set():
+            certified = _certify_bound(inst, cls, best, profile, t_enter + (INCUMBENT_SHARE + BOUND_SHARE)
+                                       * profile.time_limit, log)
+        if certified is not None and certified[0] >= best.objective - TOL:
+            raise _ProvenByBound
         if log:
             log(f"building {formulation}")
         t0 = time.perf_counter()
@@ -195,6 +219,11 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         res = form.solve(left, warm) if native else model.reported(backend.solve(model, left, warm))
         if log:
             log(f"  {res.status} in {res.solve_seconds:.2f}s")
+    except _ProvenByBound:  # a relaxation's certified bound meets the best verified schedule: nothing to solve
+        res = SolveResult("optimal", best.objective, certified[0], 0.0,
+                          message=f"proven by the {certified[1]} bound ({certified[2]}); the exact model was not solved")
+        if log:
+            log(f"  proven optimal: {certified[1]} bound {certified[0]:g} = verified {best.name}")
     except KeyboardInterrupt:  # before or while building; a running solver reports "interrupted" itself
         REQUESTED.set()
         res = SolveResult("interrupted", message="interrupted (Ctrl-C) before the solver started, "
@@ -216,9 +245,14 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                                 f"{ver.metrics[metric]}")
         verified = True
         objective = float(ver.metrics[metric])  # report the verifier's number, not the solver's float
+    elif cls.exact and certified is not None and res.status == "optimal" and res.x is None:
+        verified = True  # proven by a bound: the objective is the best verified schedule (below)
     elif cls.exact:
         verified = False
-    objective_source = "solver" if verified else None
+    objective_source = "solver" if verified and res.x is not None else None
+    if certified is not None and res.x is None and res.status == "optimal":
+        objective, schedule = best.objective, best.schedule
+        objective_source = f"{'heuristic' if best is searched else 'policy'} {best.name}"
     if cls.exact and best is not None and res.status != "optimal" and (not verified or best.objective < objective):
         # the solver stopped without a schedule at least as good: report the best verified policy schedule
         objective, schedule, verified = best.objective, best.schedule, True
@@ -228,6 +262,10 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
 
     backend_name = "closed-form" if getattr(cls, "closed_form", False) else profile.backend
     bound, bound_source = res.bound, (backend_name if res.bound is not None else None)
+    if certified is not None:
+        bound_source = certified[1] if res.x is None and res.status == "optimal" else bound_source
+        if bound is None or certified[0] > bound:
+            bound, bound_source = certified[0], certified[1]
     if cls.exact and metric == "total_latency" and inst.model == "slot":
         # the closed-form volume bound is valid for the same optimum and costs milliseconds: a solver
         # stopped before its root LP can report a weaker (even negative) dual bound

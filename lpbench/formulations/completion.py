@@ -1,0 +1,210 @@
+"""Completion-time relaxations of the seed-004 latency IP (ours, issue 12; slot model, eqs. (1)-(4)).
+
+The time-indexed LP (``latency-lp``) and the volume bounds average the memory ramp s_i+1..s_i+o_i
+away, so they sit 20-40 % below the best schedules of the §5.1 draws. The three lemmas below look
+at the schedule only at *completion times* C_j = k_j + o_j, where the ramps peak; they need no time
+index. Notation: p_j = s_j + o_j (peak footprint), U(t) = memory of eq. (3) at round t, and
+vol_j = Σ_{d=1}^{o_j} (s_j + d) (Lemma 4.7).
+
+**Lemma 1 (memory peaks at completions).** Between consecutive completion times no request leaves and
+every active footprint grows by one per round (new starts only add), so U is nondecreasing on each
+(C_(m-1), C_(m)]: eq. (3) holds at every t iff it holds at every completion time. (MC-SF's check (5)
+rests on the same fact.)
+
+**Lemma 2 (pair separation).** If C_h <= C_j then C_j − C_h >= w(h, j) := min(o_j, max(0, p_h + p_j − M)).
+*Proof.* If j starts at k_j >= C_h, C_j − C_h >= o_j. Otherwise j is active at C_h with age
+α = C_h − k_j ∈ [1, o_j], and eq. (3) at C_h holds h at its peak: p_h + s_j + α <= M, so
+C_j − C_h = o_j − α >= o_j − (M − p_h − s_j) = p_h + p_j − M. Both cases give the claim. □
+
+**Lemma 3 (gap capacity).** For every round t up to the makespan, U(t) <= M − min(M, C⁺(t) − t), where
+C⁺(t) is the first completion time >= t. *Proof.* Every request active at t completes at >= t, hence
+at >= C⁺(t); so all N(t) of them are still active at C⁺(t), each footprint grown by C⁺(t) − t, and
+eq. (3) at C⁺(t) gives U(t) + N(t)·(C⁺(t) − t) <= M. If N(t) = 0 then U(t) = 0. □
+So a stretch of g rounds ending at a completion time (and containing no other) carries at most
+φ(g) = Σ_{d=0}^{g-1} max(0, M − d) memory-rounds; φ(g) = Mg − g(g−1)/2 for g <= M+1, constant after.
+φ̃(y) = (M+½)y − y²/2 on [0, M+½] (constant after) is concave and >= φ at every integer, so m stretches
+of total length x carry at most m·φ̃(x/m) (Jensen), and for every y0 ∈ [0, M+½] (tangent of φ̃ at y0)
+
+    m·φ̃(x/m) <= (M + ½ − y0)·x + (y0²/2)·m.                                                    (G)
+
+**Window form.** For a window start τ, the requests with a_j >= τ that complete by time T run all their
+rounds in (τ, T] (a start k_j >= a_j >= τ is active from k_j + 1), and (τ, T] splits at the distinct
+completion times in it into at most m stretches, m = the number of requests completing in (τ, T]. So
+their total volume is at most m·φ̃((T − τ)/m).
+
+Two bounds use these lemmas:
+
+* ``volume-bound`` (closed form, with :func:`least_span`): the k-th smallest completion among the
+  requests with a_j >= τ is at least τ + x_k, the least x with (k + q_τ)·φ̃(x/(k + q_τ)) >= V_k
+  (V_k: the k smallest volumes among them; q_τ: the requests with a_j < τ, which may complete in the
+  window too).
+* ``completion-cp`` (:class:`CompletionCP`): minimise Σ_j (C_j − a_j) over completion times and a
+  completion order subject to C_j >= a_j + o_j, Lemma 2 for every pair, and (G) for every request h,
+  window τ ∈ W (the first arrival and up to ``windows − 1`` more arrival quantiles) and tangent
+  y0 ∈ Y, with m counted as the requests completing by C_h:
+
+      Σ_{j: a_j >= τ, C_j <= C_h} 2·vol_j  <=  (2M + 1 − 2·y0)·(C_h − τ) + y0²·|{j : C_j <= C_h}|
+      for h with a_h >= τ.
+
+  Every schedule's completion times and order satisfy these, so its optimum is <= OPT; CP-SAT's proven
+  bound on it is a certified lower bound even when CP-SAT stops early. Ties are broken in index order
+  (C_h = C_j is allowed only on the h-before-j literal, which Lemma 2 then requires to be w = 0 both
+  ways, as it is for any tie). Identical requests (a, s, o) complete in index order (swapping two
+  identical requests keeps every constraint and the objective). Completion times are bounded by the
+  horizons of ``latency-ip`` ((a), (b)), which keep an optimal schedule. At n = 8 (jaillet-model1 draw 0)
+  it equals OPT = 701, where ``latency-lp`` gives 557.3.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from ..errors import InputError
+from ..solvers.base import SolveResult
+from ..solvers.cpsat import solve_cp
+from .base import FORMULATIONS
+from .latency_ip import LatencyIP, starts_from_schedule
+from .volume import VolumeBound, volumes
+
+
+def separation(inst) -> np.ndarray:
+    """w[h, j] of Lemma 2: the least C_j − C_h when h completes no later than j."""
+    s, o, M = inst.prompt.astype(np.int64), inst.output.astype(np.int64), int(inst.memory)
+    p = s + o
+    return np.minimum(o[None, :], np.maximum(0, p[:, None] + p[None, :] - M))
+
+
+def least_span(volume: np.ndarray, stretches: np.ndarray, M: int) -> np.ndarray:
+    """Least x >= 0 with stretches·φ̃(x/stretches) >= volume (Lemma 3), elementwise."""
+    h = M + 0.5
+    disc = np.maximum(h * h - 2.0 * volume / stretches, 0.0)   # volume <= m·φ̃(M+½) by Lemma 3
+    return stretches * (h - np.sqrt(disc))
+
+
+@FORMULATIONS.register("completion-cp")
+class CompletionCP(LatencyIP):
+    """Lemmas 2 and 3 over completion times, solved by CP-SAT: a certified lower bound on OPT."""
+    name = "completion-cp"
+    exact = False
+    relax = True
+    integral_objective = True
+    native_backend = "cpsat"
+    summary = "completion-time relaxation: pair separation at peaks + gap capacity (ours), CP-SAT: lower bound"
+    scalable_alternative = "use --formulation volume-bound for a lower bound that scales"
+    windows = 4
+    tangents = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
+    max_requests = 400   # n² order literals; beyond this the closed-form bounds are the tool
+    pair_share = 0.4     # of the time limit for stage 1 (Lemma 2 alone)
+
+    def estimate_nonzeros(self) -> int:
+        n = self.inst.n
+        return n * n * (2 + self.windows * len(self.tangent_points()))
+
+    def check_size(self) -> None:
+        if self.inst.n > self.max_requests:
+            raise InputError(f"--formulation: completion-cp has one order literal per pair of requests; "
+                             f"{self.inst.n} requests is above its limit of {self.max_requests}; "
+                             f"{self.scalable_alternative}")
+        super().check_size()
+
+    def tangent_points(self) -> list[int]:
+        return [y for y in self.tangents if y <= self.inst.memory]
+
+    def window_starts(self) -> np.ndarray:
+        a = self.inst.arrival.astype(np.int64)
+        taus = np.unique(a)
+        if len(taus) > self.windows:
+            taus = np.unique(np.quantile(a, np.linspace(0, 1, self.windows + 1)[:-1], method="lower"))
+        return taus
+
+    def build(self):
+        self.gap_rows = self.cp_model(capacity=True, floor=None)[0].Proto().constraints
+        n = self.inst.n
+        self.n_vars, self.n_rows = n + n * (n - 1) // 2, len(self.gap_rows)
+        return self
+
+    def cp_model(self, capacity: bool, floor: int | None):
+        """(model, completion variables): Lemma 2 for every pair; (G) too when ``capacity``; the
+        objective Σ_j C_j (total latency + Σ_j a_j) at least ``floor`` when given."""
+        inst = self.inst
+        n = inst.n
+        a = inst.arrival.astype(np.int64)
+        s, o, M = inst.prompt.astype(np.int64), inst.output.astype(np.int64), int(inst.memory)
+        w = separation(inst)
+        vol2 = (2 * s * o + o * (o + 1)).astype(np.int64)      # 2·vol_j, integral
+        last = self.horizon()
+        m = cp_model.CpModel()
+        C = [m.NewIntVar(int(a[j] + o[j]), int(last[j] + o[j]), f"C{j}") for j in range(n)]
+        before = [[None] * n for _ in range(n)]                 # before[j][h]: literal of C_j <= C_h
+        groups: dict = {}
+        for j in range(n):
+            groups.setdefault((int(a[j]), int(s[j]), int(o[j])), []).append(j)
+        identical = {(i, j) for g in groups.values() for i in g for j in g if i < j}
+        # Lemma 2 for every pair, ties broken in index order
+        for h in range(n):
+            for j in range(h + 1, n):
+                b = m.NewBoolVar(f"b{h}_{j}")                   # b: C_h <= C_j;  not b: C_j < C_h
+                m.Add(C[j] >= C[h] + int(w[h, j])).OnlyEnforceIf(b)
+                m.Add(C[h] >= C[j] + max(1, int(w[j, h]))).OnlyEnforceIf(b.Not())
+                if (h, j) in identical:
+                    m.Add(b == 1)                               # identical requests complete in index order
+                before[h][j], before[j][h] = b, b.Not()
+        # (G) gap capacity, per request h, window τ and tangent y0
+        if capacity:
+            one = m.NewConstant(1)
+            for tau in self.window_starts():
+                for h in np.flatnonzero(a >= tau):
+                    lits = [one if j == h else before[j][h] for j in range(n)]
+                    for y0 in self.tangent_points():
+                        coef = [int(vol2[j]) * int(a[j] >= tau) - y0 * y0 for j in range(n)]
+                        m.Add(cp_model.LinearExpr.WeightedSum(lits, coef) <= (2 * M + 1 - 2 * y0) * (C[h] - int(tau)))
+        # (1) total latency (Σ a_j subtracted in the report)
+        if floor is not None:
+            m.Add(sum(C) >= int(floor))
+        m.Minimize(sum(C))
+        return m, C
+
+    def solve(self, profile, warm_schedule=None) -> SolveResult:
+        """Two stages on one time limit: Lemma 2 alone (CP-SAT often proves it in seconds at n <= 12), then
+        Lemmas 2 + 3 with the stage-1 bound as a floor (valid: adding constraints cannot lower the optimum).
+        The reported bound is the best proven one, never below ``volume-bound``."""
+        if profile.backend != "cpsat":
+            raise InputError(f"--solver: formulation 'completion-cp' is a CP-SAT model; choose a cpsat profile, "
+                             f"got {profile.name!r} ({profile.backend})")
+        t0 = time.perf_counter()
+        shift = float(self.inst.arrival.sum())
+        hint = None
+        if warm_schedule is not None:
+            starts = starts_from_schedule(self.inst, warm_schedule)
+            hint = None if starts is None else starts + self.inst.output
+        floor, stages = None, []
+        for capacity, share in ((False, self.pair_share), (True, 1.0)):
+            left = profile.time_limit - (time.perf_counter() - t0)
+            if left <= 0.5:
+                break
+            m, C = self.cp_model(capacity, floor)
+            if hint is not None:
+                for var, c in zip(C, hint):
+                    m.AddHint(var, int(c))
+            res = solve_cp(m, replace(profile, time_limit=max(0.5, share * left)), lambda solver: None)
+            stages.append(f"{'pairs+gaps' if capacity else 'pairs'}: {res.status}")
+            if res.bound is not None:
+                floor = max(floor or 0, int(np.ceil(res.bound - 1e-6)))
+            if res.status in ("interrupted", "infeasible", "error"):
+                break
+            if capacity and res.status == "optimal":
+                stages[-1] += " (relaxation optimum)"
+        bound = max(VolumeBound(self.inst).value(), (floor - shift) if floor is not None else -np.inf)
+        done = bool(stages) and stages[-1].endswith("(relaxation optimum)")
+        return SolveResult("optimal" if done else ("interrupted" if "interrupted" in stages[-1] else "time_limit"),
+                           bound, bound, time.perf_counter() - t0, None, "; ".join(stages))
+
+    def extract(self, x):
+        return None
+
+    def warm_start(self, schedule):
+        return schedule
+
