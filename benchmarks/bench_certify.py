@@ -4,6 +4,7 @@ and what the certificates say about MC-SF.
     python benchmarks/bench_certify.py --count 100 --time-limit 60            # 100 Model-1 + 100 Model-2 draws
     python benchmarks/bench_certify.py --count 200 --time-limit 60            # the paper's 2 x 200 (about 7 h)
     python benchmarks/bench_certify.py --count 10 --time-limit 10 --stride 10 # a stratified subset, minutes
+    python benchmarks/bench_certify.py --count 20 --requests 8,10,12 --time-limit 20   # the n-ladder: first n requests
 
 Per draw (``jaillet.instance(model, seed, k)``, k = 0, stride, 2·stride, ...): ``solve_instance`` with the
 chosen formulation and solver (default ``latency-cp`` on CP-SAT, hinted with the best policy
@@ -37,46 +38,65 @@ ap.add_argument("--time-limit", type=float, default=60.0)
 ap.add_argument("--formulation", default="latency-cp")
 ap.add_argument("--solver", default="cpsat")
 ap.add_argument("--lp", action="store_true", help="also compute the latency-lp bound")
+ap.add_argument("--requests", help="comma list of n: solve the first n requests of each draw (the n-ladder)")
+ap.add_argument("--no-relaxation", action="store_true",
+                help="do not run the completion-cp relaxation before the exact solve (the state before issue 12's "
+                     "completion bounds; volume-bound keeps its gap term)")
 ap.add_argument("--json", help="write one row per draw to this JSON file")
 args = ap.parse_args()
+if args.no_relaxation:
+    from lpbench.formulations.latency_ip import LatencyIP
+
+    LatencyIP.certify_max_requests = 0
+
+
+def draw(model, k, n):
+    data = jaillet.instance(model, args.seed, k)
+    if n is not None:
+        data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
+    return parse_instance(data)
+
 
 rows = []
-for model in args.models.split(","):
-    for k in range(0, args.count * args.stride, args.stride):
-        inst = parse_instance(jaillet.instance(model, args.seed, k))
-        t0 = time.perf_counter()
-        rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, ["mc-sf"])
-        lb, ub = rep["bound"], rep["best_known"]
-        if args.lp:
-            lp = solve_instance(inst, "latency-lp", "highs", max(args.time_limit, 120), ["mc-sf"])
-            if lp["status"] == "optimal":
-                lb = max(lb, float(-(-lp["bound"] // 1)))   # every objective is an integer
-        mcsf = rep["ratios"]["mc-sf"]["objective"]
-        proven = rep["status"] == "optimal" or lb >= ub
-        row = {"model": model, "k": k, "n": inst.n, "M": inst.memory, "status": rep["status"], "ub": ub, "lb": lb,
-               "gap": (ub - lb) / ub, "proven": proven, "mcsf": mcsf, "mcsf_beaten": ub < mcsf,
-               "seconds": time.perf_counter() - t0}
-        rows.append(row)
-        print(f"{model} k={k:3d} n={inst.n:2d} M={inst.memory:2d} {rep['status']:<10} UB {ub:8.0f} LB {lb:8.0f} "
-              f"gap {row['gap']:6.2%}  MC-SF {mcsf:8.0f} ({'beaten' if row['mcsf_beaten'] else 'best known'}) "
-              f"{row['seconds']:5.1f}s", flush=True)
+ladder = [int(x) for x in args.requests.split(",")] if args.requests else [None]
+for model, n, k in ((m, n, k) for m in args.models.split(",") for n in ladder
+                   for k in range(0, args.count * args.stride, args.stride)):
+    inst = draw(model, k, n)
+    t0 = time.perf_counter()
+    rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, ["mc-sf"])
+    lb, ub = rep["bound"], rep["best_known"]
+    if args.lp:
+        lp = solve_instance(inst, "latency-lp", "highs", max(args.time_limit, 120), ["mc-sf"])
+        if lp["status"] == "optimal":
+            lb = max(lb, float(-(-lp["bound"] // 1)))   # every objective is an integer
+    mcsf = rep["ratios"]["mc-sf"]["objective"]
+    proven = rep["status"] == "optimal" or lb >= ub
+    row = {"model": model, "k": k, "n": inst.n, "prefix": n, "bound_source": rep["bound_source"], "M": inst.memory,
+           "status": rep["status"], "ub": ub, "lb": lb,
+           "gap": (ub - lb) / ub, "proven": proven, "mcsf": mcsf, "mcsf_beaten": ub < mcsf,
+           "seconds": time.perf_counter() - t0}
+    rows.append(row)
+    print(f"{model} k={k:3d} n={inst.n:2d} M={inst.memory:2d} {rep['status']:<10} UB {ub:8.0f} LB {lb:8.0f} "
+          f"gap {row['gap']:6.2%}  MC-SF {mcsf:8.0f} ({'beaten' if row['mcsf_beaten'] else 'best known'}) "
+          f"{row['seconds']:5.1f}s", flush=True)
 
 if args.json:
     with open(args.json, "w") as fh:
         json.dump(rows, fh, indent=1)
 
 print(f"\n{args.formulation} on {args.solver}, {args.time_limit:g} s per draw" + (", + latency-lp bound" if args.lp else ""))
-print("| model | draws | n | certified ≤ 0.1 % | proven | median gap | worst gap | MC-SF / UB best / worst / mean "
+print("| model | draws | n | bound sources | certified ≤ 0.1 % | proven | median gap | worst gap | MC-SF / UB best / worst / mean "
       "| MC-SF / LB worst | MC-SF proven optimal | MC-SF beaten by a verified schedule |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for model in args.models.split(","):
-    rs = [r for r in rows if r["model"] == model]
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+for model, n in ((m, n) for m in args.models.split(",") for n in ladder):
+    rs = [r for r in rows if r["model"] == model and r["prefix"] == n]
     if not rs:
         continue
     lo = [r["mcsf"] / r["ub"] for r in rs]
     hi = [r["mcsf"] / r["lb"] for r in rs]
     gaps = [r["gap"] for r in rs]
-    print(f"| {model} | {len(rs)} | {min(r['n'] for r in rs)}–{max(r['n'] for r in rs)} "
+    sources = ", ".join(f"{src} {sum(r['bound_source'] == src for r in rs)}" for src in sorted({r["bound_source"] for r in rs}))
+    print(f"| {model} | {len(rs)} | {min(r['n'] for r in rs)}–{max(r['n'] for r in rs)} | {sources} "
           f"| {sum(g <= 1e-3 for g in gaps)} | {sum(r['proven'] for r in rs)} "
           f"| {statistics.median(gaps):.1%} | {max(gaps):.1%} "
           f"| {min(lo):.3f} / {max(lo):.3f} / {statistics.mean(lo):.3f} | {max(hi):.3f} "

@@ -116,3 +116,17 @@ def test_completion_cp_refuses_instances_above_its_size():
     inst = slot_instance(1, n=CompletionCP.max_requests + 1)
     with pytest.raises(Exception, match="completion-cp has one order literal per pair"):
         CompletionCP(inst).check_size()
+
+
+@pytest.mark.parametrize("seed", [0, 5, 7, 9])  # the SRPT term is the binding one on 5, 7 and 9
+def test_volume_bound_with_all_windows_at_once_is_below_the_optimum_under_load(seed):
+    """Arrivals spread so that the SRPT (all windows) and gap terms bind; OPT from the plain IP."""
+    rng = np.random.default_rng(500 + seed)
+    n, M = 9, 12
+    s = rng.integers(1, 4, n)
+    o = rng.integers(3, M - s + 1)
+    a = np.sort(rng.integers(0, 3 * n, n))
+    inst = parse_instance({"memory": M, "requests": {"arrival": a.tolist(), "prompt": s.tolist(), "output": o.tolist()}})
+    opt = solve_instance(inst, "latency-ip", "highs", policies=["mc-sf"], time_limit=60)
+    assert opt["status"] == "optimal"
+    assert VolumeBound(inst).value() <= opt["objective"]

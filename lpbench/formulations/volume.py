@@ -27,7 +27,10 @@ least that volume, all inside (τ, C_(k)]), at least τ + ⌈x_k⌉ with x_k fro
 :mod:`lpbench.formulations.completion` (Lemma 3: memory is at most M − d at d rounds before the next
 completion, so (τ, C_(k)], cut into at most k + q_τ stretches by completions, holds at most
 (k + q_τ)·φ̃(x/(k + q_τ)); q_τ = the requests with a_i < τ), and at least the k-th smallest r_i (k of
-them complete by then, each no earlier than its r_i). Requests with a_i < τ complete no earlier than r_i. Summing
+them complete by then, each no earlier than its r_i). The windows are also taken all at once: round t
+processes U(t) <= M memory-rounds and request i's volume lies in rounds a_i+1..C_i, so the requests are
+jobs of work vol_i / M with release a_i on one preemptive machine of rate 1, where SRPT's k-th
+completion is the least possible k-th completion (as in ``batch-bound``); per order statistic with r_(k). Requests with a_i < τ complete no earlier than r_i. Summing
 and subtracting Σ a_i bounds OPT; the best window is reported. The trivial bound Σ o_i is the
 window-free case and is always included.
 """
@@ -138,6 +141,7 @@ class VolumeBound(Formulation):
         return self
 
     def value(self) -> float:
+        from .batch_bound import srpt_completions
         from .completion import least_span
 
         inst = self.inst
@@ -153,6 +157,9 @@ class VolumeBound(Formulation):
             by_gaps = tau + np.ceil(least_span(V, stretches, int(inst.memory)) - 1e-9)
             by_release = np.sort(r[inside])
             best = max(best, float(np.maximum.reduce([by_volume, by_gaps, by_release]).sum() + r[~inside].sum()))
+        # all windows at once: memory-time as a preemptive single machine with release dates
+        by_srpt = np.ceil(np.sort(srpt_completions(a.astype(np.float64), vol / inst.memory)) - 1e-9)
+        best = max(best, float(np.maximum(by_srpt, np.sort(r)).sum()))
         return best - float(a.sum())
 
     def solve(self, profile, warm=None) -> SolveResult:
