@@ -106,7 +106,7 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | Non
 
 #: share of the time limit for a formulation's certified-bound step (``certify_bound``), after the
 #: incumbent search and before the exact solve
-BOUND_SHARE = 0.25
+BOUND_SHARE = 0.1
 
 
 class _ProvenByBound(Exception):
@@ -191,7 +191,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
             if searched is not None and searched.objective < best.objective - TOL:
                 best = searched
 
-        if getattr(cls, "certify_bound", None) is not None and best is not None and not REQUESTED.is_set():
+        if cls.exact and getattr(cls, "certify_bound", None) is not None and best is not None and not REQUESTED.is_set():
             certified = _certify_bound(inst, cls, best, profile, t_enter + (INCUMBENT_SHARE + BOUND_SHARE)
                                        * profile.time_limit, log)
         if certified is not None and certified[0] >= best.objective - TOL:
@@ -200,6 +200,8 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
             log(f"building {formulation}")
         t0 = time.perf_counter()
         form = cls(inst, incumbent_objective=best.objective if best else None)
+        if certified is not None:
+            form.objective_floor = certified[0]
         form.check_size()
         model = form.build()
         native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)

@@ -65,6 +65,9 @@ class LatencyCP(LatencyIP):
         for members in groups.values():
             for i, j in zip(members, members[1:]):
                 m.Add(S[i] <= S[j])
+        # (c) of latency-ip: the objective is at least a certified lower bound on OPT
+        if self.objective_floor is not None:
+            m.Add(sum(S) >= int(np.ceil(self.objective_floor - 1e-6 - float((o - a).sum()))))
         # (1) total latency (constant Σ(o_i − a_i) added back)
         m.Minimize(sum(S))
         self.offset = float((o - a).sum())

@@ -31,6 +31,10 @@ Horizon tightenings (each keeps every optimal solution, so the IP optimum is unc
     k_i + o_i − a_i = UB − Σ_{j≠i} latency_j <= UB − Σ_{j≠i} o_j. The incumbent itself satisfies it, so
     it remains a valid warm start.
 
+(c) **Objective floor** (1) >= LB for a certified lower bound LB <= OPT (the ``completion-cp`` bound that
+    ``solve`` computes first): every optimal solution satisfies it, so the optimum is unchanged, and the
+    solver's dual bound starts at LB instead of the weaker LP value.
+
 The LP relaxation (``latency-lp``: (4) relaxed to 0 <= x <= 1, OPT-Primal (18)-(21) generalised to
 per-request s_i, o_i, a_i) is the relaxation of the tightened IP; as that IP has the same optimum
 OPT, the LP value is a certified lower bound on OPT.
@@ -52,6 +56,8 @@ class LatencyIP(Formulation):
     integral_objective = True
     relax = False
     summary = "seed 004 §3 eqs. (1)-(4): time-indexed 0/1 start variables, memory row per time"
+
+    objective_floor: float | None = None   # tightening (c), set by solve from a certified bound
 
     def horizon(self) -> np.ndarray:
         """Last allowed start k̄_i per request (tightenings (a) and (b))."""
@@ -141,6 +147,10 @@ class LatencyIP(Formulation):
             vals.append(np.tile(s[i] + d, len(ks)))
         lp.add_rows("(3) memory at every time t", t1 - t0 + 1, np.concatenate(rows), np.concatenate(cols),
                     np.concatenate(vals), upper=M, names=[f"memory_{t}" for t in range(t0, t1 + 1)])
+        # (c) objective floor: (1) >= a certified lower bound on OPT keeps every optimal solution
+        if self.objective_floor is not None:
+            lp.add_rows("(c) objective floor", 1, np.zeros(len(x), dtype=np.int64), x, k_all,
+                        lower=self.objective_floor - lp.offset, names=["objective_floor"])
         return lp
 
     # -- schedules <-> solutions ---------------------------------------------------------------------

@@ -1,0 +1,60 @@
+"""Seed 004 under load at scale (issue 12): the certified volume-bound against MC-SF on 10,000-request
+slot instances. Not a test; figures go in the README.
+
+    python benchmarks/bench_slot_load.py                      # rho = 0.5, 0.8, 1.0
+    python benchmarks/bench_slot_load.py --rho 0.8 --requests 2000
+
+Instance: request lengths (s_i, o_i) drawn with replacement from the Azure 2023 conversation trace
+(ContextTokens, GeneratedTokens; pairs with s + o > M dropped), M = 16,492 (seed 004 §5.2's
+Llama2-70B / 2×A100 KV size), slot model. Arrivals: n rounds drawn uniformly from [0, n / λ) (a
+Poisson process conditioned on n arrivals), λ = ρ·M / E[vol], so ρ is the offered memory-time per
+round over M. Printed: the bound, its time, the bound over Σ o (the no-queueing value), MC-SF's
+verified total latency and MC-SF / bound (the upper end of MC-SF's certified ratio interval).
+"""
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lpbench.formulations.volume import VolumeBound
+from lpbench.instance import parse_instance
+from lpbench.policies import make_policy
+from lpbench.sim import simulate
+from lpbench.verify import verify
+
+ROOT = Path(__file__).resolve().parents[1]
+ap = argparse.ArgumentParser()
+ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"))
+ap.add_argument("--rho", default="0.5,0.8,1.0")
+ap.add_argument("--requests", type=int, default=10_000)
+ap.add_argument("--memory", type=int, default=16_492)
+ap.add_argument("--seed", type=int, default=0)
+args = ap.parse_args()
+
+df = pd.read_csv(args.trace, usecols=["ContextTokens", "GeneratedTokens"])
+S, O = df["ContextTokens"].to_numpy(), df["GeneratedTokens"].to_numpy()
+keep = (S + O <= args.memory) & (O >= 1) & (S >= 1)
+S, O = S[keep], O[keep]
+n, M = args.requests, args.memory
+print(f"{n} requests, M = {M}, lengths from {Path(args.trace).name}")
+print(f"{'rho':>5} {'bound':>12} {'bound s':>8} {'bound/sum_o':>11} {'MC-SF':>12} {'MC-SF/bound':>11} {'sim+verify s':>12}")
+for rho in (float(x) for x in args.rho.split(",")):
+    rng = np.random.default_rng([args.seed, int(rho * 1000)])
+    idx = rng.integers(0, len(S), n)
+    s, o = S[idx], O[idx]
+    lam = rho * M / float(np.mean(s * o + o * (o + 1) / 2))
+    arrival = np.sort(rng.integers(0, int(np.ceil(n / lam)), n))
+    inst = parse_instance({"name": f"azure-slot-rho{rho}", "memory": M,
+                           "requests": {"arrival": arrival.tolist(), "prompt": s.tolist(), "output": o.tolist()}})
+    t0 = time.perf_counter()
+    bound = VolumeBound(inst).value()
+    tb = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ver = verify(inst, simulate(inst, make_policy("mc-sf", inst)).schedule)
+    assert ver.feasible
+    tel = ver.metrics["total_latency"]
+    assert tel >= bound, "a verified schedule below the certified bound is a bug"
+    print(f"{rho:5.2f} {bound:12.0f} {tb:8.2f} {bound / o.sum():11.3f} {tel:12.0f} {tel / bound:11.3f} "
+          f"{time.perf_counter() - t0:12.1f}", flush=True)
