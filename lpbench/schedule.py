@@ -128,6 +128,15 @@ class ScheduleBuilder:
         self.toks.append(np.asarray(tokens, dtype=np.int64))
         self.evs.append(self._EMPTY if evict is None else np.asarray(evict, dtype=np.int64))
 
+    def add_run(self, starts, req, tokens) -> None:
+        """Append ``len(starts)`` batches that process the same ``req`` and ``tokens`` (no evictions)."""
+        req, tokens = np.asarray(req, dtype=np.int64), np.asarray(tokens, dtype=np.int64)
+        k = len(starts)
+        self.starts.extend(np.asarray(starts, dtype=np.float64).tolist())
+        self.reqs.extend([req] * k)
+        self.toks.extend([tokens] * k)
+        self.evs.extend([self._EMPTY] * k)
+
     def build(self) -> Schedule:
         def csr(parts):
             lens = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))

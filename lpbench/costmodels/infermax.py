@@ -46,3 +46,29 @@ class InferMaxCost(CostModel):
             per_layer += ((self.a_p * (cp * cp + 2.0 * cp * mp).sum() + self.b_p) * (1.0 + self.phi * (n_p > 1))
                           + self.s_p * n_p + self.m_p * mp.sum())
         return self.layers * per_layer * 1e-3
+
+    def batch_times(self, c, m, decode, ptr):
+        # every sum is of integer-valued float64 terms below 2**53, so exact in any order: the same
+        # values as batch_time's, combined by the same expression
+        starts = ptr[:-1]
+        c = np.asarray(c, dtype=np.float64)
+        m = np.asarray(m, dtype=np.float64)
+        decode = np.asarray(decode, dtype=bool)
+        n_d = np.add.reduceat(decode.astype(np.int64), starts)
+        n_p = np.diff(ptr) - n_d
+        per_layer = self.a_o * np.add.reduceat(c, starts) + self.b_o
+        kv = np.add.reduceat(np.where(decode, m + 1.0, 0.0), starts)
+        dec = (self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
+        per_layer = np.where(n_d > 0, per_layer + dec, per_layer)
+        work = np.add.reduceat(np.where(decode, 0.0, c * c + 2.0 * c * m), starts)
+        mp = np.add.reduceat(np.where(decode, 0.0, m), starts)
+        pre = (self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p + self.m_p * mp
+        per_layer = np.where(n_p > 0, per_layer + pre, per_layer)
+        return self.layers * per_layer * 1e-3
+
+    def decode_run_times(self, m0, steps):
+        k = len(m0)
+        kv = (int(np.sum(m0)) + k + k * np.arange(steps, dtype=np.int64)).astype(np.float64)  # Σ (m0 + s + 1)
+        per_layer = self.a_o * float(k) + self.b_o
+        per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (k > 1)) + self.s_d * k)
+        return self.layers * per_layer * 1e-3

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import numpy as np
+
 from .base import FORMS, CostModel
 
 
@@ -16,3 +18,12 @@ class LinearCost(CostModel):
 
     def batch_time(self, c, m, decode) -> float:
         return self.d0 + self.d1 * float((m + c).sum())
+
+    def batch_times(self, c, m, decode, ptr):
+        kv = np.add.reduceat(np.asarray(m, dtype=np.int64) + np.asarray(c, dtype=np.int64), ptr[:-1])
+        return self.d0 + self.d1 * kv.astype(np.float64)
+
+    def decode_run_times(self, m0, steps):
+        k = len(m0)
+        kv = int(np.sum(m0)) + k + k * np.arange(steps, dtype=np.int64)  # Σ (m0 + s + 1)
+        return self.d0 + self.d1 * kv.astype(np.float64)

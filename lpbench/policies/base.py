@@ -39,6 +39,19 @@ class Policy:
     def on_batch_end(self, req, tokens, gen, finished) -> None:
         pass
 
+    def steady_decodes(self, req: np.ndarray) -> tuple[int, bool]:
+        """Called after a decode-only batch ``req`` (one token each, no eviction, none completed) has
+        ended. Returns (R, sensitive): the policy promises that, with its state and the engine's
+        advanced as the batch-by-batch loop would, each of its next R calls to ``next_batch`` returns
+        this same batch again, unless (``sensitive``) a request arrives first. None of those batches
+        may complete a request. The default promises nothing."""
+        return 0, True
+
+    def advance_decodes(self, req: np.ndarray, steps: int) -> None:
+        """The engine ran ``steps`` of the batches promised by ``steady_decodes``: update the policy's
+        own bookkeeping as ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
+        raise NotImplementedError
+
 
 def make_policy(name: str, inst=None, **params) -> Policy:
     cls = POLICIES.get(name)

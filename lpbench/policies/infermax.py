@@ -86,7 +86,8 @@ class UnifiedScheduler(Policy):
                              f"of {int(worst[i])} tokens (prompt + output - 1), above its budget P = {self.P:g}; "
                              "raise limits.token_budget or use a chunked policy")
         self.waiting: deque[int] = deque()
-        self.wait_ranked: list[tuple[int, int]] = []  # Rank schedulers: R_w sorted by (rank, index)
+        self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
+        self.wait_ids: list[int] = []   # ... and the requests, in the same order
         self.running: list[int] = []   # holding KV, in arrival order
         self.reserved = np.zeros(inst.n, dtype=np.int64)
         self.reserved_total = 0
@@ -100,21 +101,25 @@ class UnifiedScheduler(Policy):
     def on_arrivals(self, idx) -> None:
         if self.priority == "rank":
             for i in idx.tolist():
-                bisect.insort(self.wait_ranked, (int(self.rank[i]), i))
+                self.to_waiting(i)
         else:
             self.waiting.extend(idx.tolist())
 
     def to_waiting(self, i: int) -> None:
         """An evicted request re-enters R_w: at the front (FCFS groups) or at its rank."""
         if self.priority == "rank":
-            bisect.insort(self.wait_ranked, (int(self.rank[i]), i))
+            r = int(self.rank[i])
+            k = bisect.bisect(self.wait_rank, r)
+            self.wait_rank.insert(k, r)
+            self.wait_ids.insert(k, i)
         else:
             self.waiting.appendleft(i)
 
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
-            k = bisect.bisect_left(self.wait_ranked, (int(self.rank[i]), i))
-            del self.wait_ranked[k]
+            k = bisect.bisect_left(self.wait_rank, int(self.rank[i]))
+            del self.wait_rank[k]
+            del self.wait_ids[k]
         elif self.waiting[0] == i:
             self.waiting.popleft()
         else:
@@ -223,24 +228,88 @@ class UnifiedScheduler(Policy):
 
     def ranked_candidates(self):
         """R_w ∪ R_r by rank, merged lazily; waiting requests (all in prefill) stop being offered
-        once the prefill budget P is used up, so a long queue is not rescanned every batch."""
-        run_arr = np.array(self.running, dtype=np.int64)
-        run_rank = self.rank[run_arr]
+        once the prefill budget P is used up, so a long queue is not rescanned every batch. Running
+        requests come as arrays, each the run of them ranked before the next waiting request. Once no
+        victim is left, waiting requests that need more than the free memory are not offered: the loop
+        would skip them, and skipping changes nothing it tests (free memory, C, P, the cap)."""
+        run = np.array(self.running, dtype=np.int64)
+        run_rank = self.rank[run]
         order = np.argsort(run_rank)             # ranks are distinct: the same order as sorted()
-        run, run_rank = run_arr[order].tolist(), run_rank[order].tolist()
-        ranked = self.wait_ranked if self.P - self.tok > 0 else []
-        wait = [i for _, i in ranked]
-        wait_rank = [r for r, _ in ranked]
+        run, run_rank = run[order], run_rank[order].tolist()
+        if self.P - self.tok > 0:
+            wait, wait_rank = self.wait_ids[:], self.wait_rank[:]
+        else:
+            wait, wait_rank = [], []
+        wait_need = None
         a = b = 0
-        while a < len(run) or b < len(wait):
-            if b < len(wait) and self.P - self.tok <= 0:
-                wait = wait[:b]
-            if b < len(wait) and (a == len(run) or wait_rank[b] < run_rank[a]):
+        nr, nw = len(run), len(wait)
+        while a < nr or b < nw:
+            if b < nw and self.P - self.tok <= 0:
+                nw = b
+            if b < nw:
+                a2 = bisect.bisect_left(run_rank, wait_rank[b], a)  # running requests ranked before wait[b]
+                if a2 > a:
+                    a, prev = a2, a
+                    yield run[prev:a2]
+                    continue
+                if self._no_victim:
+                    if wait_need is None:  # reserve_needed() of each waiting request (it holds nothing)
+                        ids = np.array(wait, dtype=np.int64)
+                        wait_need = (self.inst.prompt[ids] + self.inst.output[ids] - 1 if self.eviction_free
+                                     else self.st.S[ids])
+                    end = nw if a == nr else bisect.bisect_left(wait_rank, run_rank[a], b, nw)
+                    fits = np.flatnonzero(wait_need[b:end] <= self.free())
+                    if not len(fits):
+                        b = end
+                        continue
+                    b += int(fits[0])
                 b += 1
                 yield wait[b - 1]
-            elif a < len(run):
-                a += 1
-                yield run[a - 1]
+            else:
+                a, prev = nr, a
+                yield run[prev:]
+
+    def take_decodes(self, arr, req, toks, phases) -> int:
+        """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
+        longest prefix that the loop below would add one by one through its running-decode fast path
+        (decodes that fit in free memory, within C and the batch-size cap), and return its length."""
+        if self._evicted or (not self.hybrid and phases and True not in phases):
+            return 0  # the loop decides (an evicted request is skipped, ② may apply)
+        st = self.st
+        m = st.m[arr]
+        dec = m >= st.L[arr]
+        limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
+        if not dec[:limit].all():
+            limit = int(np.argmin(dec[:limit]))
+        if limit <= 0:
+            return 0
+        chosen = arr[:limit]
+        need = (np.zeros(limit, dtype=np.int64) if self.eviction_free
+                else np.maximum(0, m[:limit] + 1 - self.reserved[chosen]))
+        k = int(np.searchsorted(np.cumsum(need), self.free(), side="right"))  # each one fits after those before
+        if k:
+            chosen, need = chosen[:k], need[:k]
+            self.reserved[chosen] += need
+            self.reserved_total += int(need.sum())
+            ids = chosen.tolist()
+            req.extend(ids)
+            toks.extend([1] * k)
+            self.tok += k
+            self.in_batch.update(ids)
+            phases.add(True)
+        return k
+
+    def candidates(self, members, req, toks, phases):
+        """The members of a group one by one, running arrays of the rank merge first through ``take_decodes``."""
+        if isinstance(members, np.ndarray):
+            yield from members.tolist()
+            return
+        for item in members:
+            if isinstance(item, np.ndarray):
+                k = self.take_decodes(item, req, toks, phases)
+                yield from item[k:].tolist()
+            else:
+                yield item
 
     def next_batch(self, t):
         self.tok = 0
@@ -250,11 +319,11 @@ class UnifiedScheduler(Policy):
         req, toks = [], []
         phases: set[bool] = set()
         decode_need = None  # running_decode_needs(), computed at the first candidate the loop examines
-        no_victim = False
+        self._no_victim = False
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
-            for cand in (members.tolist() if isinstance(members, np.ndarray) else members):
+            for cand in self.candidates(members, req, toks, phases):
                 if self.C - self.tok < 1 or len(req) >= self.cap:  # nothing more can be allocated
                     break
                 if cand in self.in_batch or cand in self._evicted:
@@ -272,7 +341,7 @@ class UnifiedScheduler(Policy):
                     self.in_batch.add(cand)
                     phases.add(True)
                     continue
-                if no_victim and not self.holds(cand) and self.reserve_needed(cand) > self.free():
+                if self._no_victim and not self.holds(cand) and self.reserve_needed(cand) > self.free():
                     continue  # the general path skips it too: it cannot fit, and nothing ranks below it
                 dec = self.decoding(cand)
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
@@ -291,7 +360,7 @@ class UnifiedScheduler(Policy):
                     if v is None:                                   # ④ self-evict / skip
                         # Rank: candidates come in rank order and the victim's rank only falls, so no
                         # later candidate can evict either (only free memory admits from now on)
-                        no_victim = may_evict and self.priority == "rank"
+                        self._no_victim = may_evict and self.priority == "rank"
                         if self.holds(cand):
                             self.evict(cand)
                         admitted = False
@@ -313,6 +382,44 @@ class UnifiedScheduler(Policy):
                 phases.add(dec)
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
+
+    def steady_decodes(self, req):
+        """A decode-only batch that holds every running request repeats until a member completes, the
+        memory runs short, or an admission or eviction changes the batch. Proof that it repeats, with the
+        state advanced by one decode step per member (reservations grow by one each, nothing else moves):
+
+        * the decode groups produce the same members in the same order: the running list and the ranks
+          do not change, and §6's order by m is kept because every m grows by one;
+        * each member fits without eviction: a step needs Σ_i (m_i + 1 - reserved_i) = |B| slots when
+          reserved_i = m_i (checked), zero for EF, and R is capped so that free memory covers every step;
+        * no waiting request is admitted and none evicts. In ``B`` each one examined was refused by a rule
+          that no decode step undoes: the C, P or batch-size room (the decodes ahead of it are the same
+          members, so the room is the same); memory (free memory only falls, the gate and the histogram
+          do not change before a completion); ② (a non-hybrid decode batch skips every prefill); for the
+          Rank schedulers, no victim (the running requests ranked below it are the same). R_w changes
+          only by arrivals: appended at the back of a FCFS queue they cannot pass a refused head or
+          ②, so the run is insensitive to them, except when R_w is empty (a new head may fit) and for
+          the Rank schedulers (a new request may rank ahead); then it stops at the next arrival.
+        """
+        st = self.st
+        k = len(req)
+        if k != len(self.running) or self._evicted:  # some running request is not in B
+            return 0, True
+        steps = int((self.inst.output[req] - st.generated[req]).min()) - 1  # none completes in the run
+        if not self.eviction_free:
+            if not np.array_equal(self.reserved[req], st.m[req]):
+                return 0, True
+            steps = min(steps, self.free() // k)
+        if self.priority == "rank":
+            sensitive = True
+        else:
+            sensitive = not self.waiting and (self.hybrid or self.priority != "decode")
+        return steps, sensitive
+
+    def advance_decodes(self, req, steps):
+        if not self.eviction_free:  # each step reserves one more slot per member (reserved = m)
+            self.reserved[req] += steps
+            self.reserved_total += steps * len(req)
 
     def running_decode_needs(self) -> dict[int, int]:
         """Running decodes -> the KV slots reserve_needed() would ask for. Computed at any point of a
