@@ -84,3 +84,27 @@ def test_every_profile_loads_and_names_its_source():
         assert prof.get("source"), name
         model = costmodels.load_profile(name)
         assert t(model, [16, 1], [0, 40], [False, True]) > 0
+
+
+@pytest.mark.parametrize("spec", ["infermax-llama2-7b-a100", "li-llama3-70b-2xa100",
+                                  {"form": "linear", "d0": 0.4, "d1": 0.05}, {"form": "unit"},
+                                  {"form": "staircase", "c": 0.02, "a": 0.01, "b0": 128},
+                                  {"form": "infermax", "a_o": 0.002, "b_o": 0.06, "a_d": 8e-6, "b_d": 0.02,
+                                   "s_d": 7e-4, "a_p": 1.7e-7, "b_p": 0.09, "s_p": 0.0015, "m_p": 3e-6,
+                                   "layers": 80, "phi": 0.1}])
+def test_bulk_forms_are_batch_time_bit_for_bit(spec):
+    """batch_times and decode_run_times return exactly (==, not approx) what batch_time returns batch by
+    batch: the simulator and the verifier use them in its place."""
+    model = costmodels.build(spec) if isinstance(spec, dict) else costmodels.load_profile(spec)
+    rng = np.random.default_rng(0)
+    lens = rng.integers(1, 9, 40)
+    ptr = np.r_[0, np.cumsum(lens)]
+    c = rng.integers(1, 5000, ptr[-1])
+    m = rng.integers(0, 200_000, ptr[-1])
+    decode = rng.random(ptr[-1]) < 0.6
+    c[decode] = 1
+    one_by_one = [model.batch_time(c[a:b], m[a:b], decode[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+    assert model.batch_times(c, m, decode, ptr).tolist() == one_by_one
+    m0 = rng.integers(0, 100_000, 37)
+    run = [model.batch_time(np.ones(37, dtype=np.int64), m0 + s, np.ones(37, dtype=bool)) for s in range(50)]
+    assert model.decode_run_times(m0, 50).tolist() == run

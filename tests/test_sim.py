@@ -67,3 +67,24 @@ def test_vllm_refuses_prompts_above_its_budget():
     with pytest.raises(InputError, match="policy 'vllm' has no chunked prefill"):
         simulate(inst, make_policy("vllm", inst))
     assert verify(inst, simulate(inst, make_policy("sarathi", inst)).schedule).feasible
+
+
+STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "orca", "fastertransformer", "sarathi-serve",
+          "infermax-sort-hist", "vllm-hy-ef"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_steady_decode_runs_build_the_batch_by_batch_schedule(seed):
+    """The engine's one-step runs of repeated decode batches give, batch for batch, the schedule of the
+    plain loop (the policy's promise switched off), with and without memory pressure and budgets."""
+    case = [dict(limits={"token_budget": 4096}), dict(memory=None, horizon=0.0, limits={"token_budget": 4096}),
+            dict(limits={"token_budget": 512, "max_batch_requests": 6}), dict(horizon=3.0)][seed]
+    inst = random_batch_instance(seed, n=40, **case)
+    for name in STEADY:
+        fast = simulate(inst, make_policy(name, inst)).schedule
+        plain_policy = make_policy(name, inst)
+        plain_policy.steady_decodes = lambda req: (0, True)
+        plain = simulate(inst, plain_policy).schedule
+        for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens, fast.eptr, fast.evict),
+                        (plain.start, plain.ptr, plain.req, plain.tokens, plain.eptr, plain.evict)):
+            assert np.array_equal(a, b), name
