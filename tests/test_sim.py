@@ -70,7 +70,7 @@ def test_vllm_refuses_prompts_above_its_budget():
 
 
 STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "orca", "fastertransformer", "sarathi-serve",
-          "infermax-sort-hist", "vllm-hy-ef"]
+          "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2"]
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -279,8 +279,8 @@ class UnifiedScheduler(Policy):
         m = st.m[arr]
         dec = m >= st.L[arr]
         limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
-        if not dec[:limit].all():
-            limit = int(np.argmin(dec[:limit]))
+        if limit > 0 and not dec[:limit].all():
+            limit = int(np.argmin(dec[:limit]))  # the first prefill among them
         if limit <= 0:
             return 0
         chosen = arr[:limit]
@@ -300,11 +300,9 @@ class UnifiedScheduler(Policy):
         return k
 
     def candidates(self, members, req, toks, phases):
-        """The members of a group one by one, running arrays of the rank merge first through ``take_decodes``."""
-        if isinstance(members, np.ndarray):
-            yield from members.tolist()
-            return
-        for item in members:
+        """The members of a group one by one; an array of running requests (a group, or a run of the rank
+        merge) goes through ``take_decodes`` first."""
+        for item in ([members] if isinstance(members, np.ndarray) else members):
             if isinstance(item, np.ndarray):
                 k = self.take_decodes(item, req, toks, phases)
                 yield from item[k:].tolist()
@@ -318,7 +316,6 @@ class UnifiedScheduler(Policy):
         self._order = None  # lower_priority_first(), computed on the first eviction of the batch
         req, toks = [], []
         phases: set[bool] = set()
-        decode_need = None  # running_decode_needs(), computed at the first candidate the loop examines
         self._no_victim = False
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
@@ -328,10 +325,9 @@ class UnifiedScheduler(Policy):
                     break
                 if cand in self.in_batch or cand in self._evicted:
                     continue
-                if decode_need is None:
-                    decode_need = self.running_decode_needs()
-                need = decode_need.get(cand)
-                if need is not None and need <= self.free() and (self.hybrid or not phases or True in phases):
+                if (self.holds(cand) and self.decoding(cand) and self.reserve_needed(cand) <= self.free()
+                        and (self.hybrid or not phases or True in phases)):
+                    need = self.reserve_needed(cand)
                     # a running decode that fits: the general path below with c = 1, gate = need, no eviction
                     self.reserved[cand] += need
                     self.reserved_total += need
@@ -420,21 +416,6 @@ class UnifiedScheduler(Policy):
         if not self.eviction_free:  # each step reserves one more slot per member (reserved = m)
             self.reserved[req] += steps
             self.reserved_total += steps * len(req)
-
-    def running_decode_needs(self) -> dict[int, int]:
-        """Running decodes -> the KV slots reserve_needed() would ask for. Computed at any point of a
-        batch it gives the same value for every candidate not yet examined: a request's m, L and reservation
-        change only when it is evicted or admitted, after which the loop skips it."""
-        if not self.running:
-            return {}
-        run = np.array(self.running, dtype=np.int64)
-        st = self.st
-        dec = run[st.m[run] >= st.L[run]]
-        if self.eviction_free:
-            need = np.zeros(len(dec), dtype=np.int64)
-        else:
-            need = np.maximum(0, st.m[dec] + 1 - self.reserved[dec])
-        return dict(zip(dec.tolist(), need.tolist()))
 
     def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""

@@ -87,6 +87,17 @@ class _CycleScheduler(Policy):
         if done:
             self.retire(done)
 
+    def steady_decodes(self, req):
+        """A decode batch of the whole decode window repeats until a member completes: the window changes
+        only by completions (``retire``), no prefill is under way, the reservations are peaks (nothing
+        grows per step), and the mode test looks at arrivals only as ``steady_sensitive`` says."""
+        if self.current is not None or not self.steady_window(req):
+            return 0, True
+        return int((self.inst.output[req] - self.st.generated[req]).min()) - 1, self.steady_sensitive()
+
+    def advance_decodes(self, req, steps):
+        pass  # decode steps change no bookkeeping of the cycle schedulers
+
     def prefilled(self, i: int, finished: bool) -> None:
         raise NotImplementedError
 
@@ -123,6 +134,13 @@ class RAD(_CycleScheduler):
     def prefilled(self, i, finished) -> None:
         if not finished:
             self.D.append(i)
+
+    def steady_window(self, req) -> bool:
+        return len(req) == len(self.D)  # line 7 ran D
+
+    def steady_sensitive(self) -> bool:
+        # line 6's test holds until a completion; an arrival can only flip its "P empty" part
+        return not self.P
 
     def retire(self, done) -> None:
         self.D = [i for i in self.D if i not in done]                   # line 8
@@ -163,6 +181,12 @@ class RADAlg2(_CycleScheduler):
     def prefilled(self, i, finished) -> None:
         if not finished:
             self.D.append(i)
+
+    def steady_window(self, req) -> bool:
+        return self.mode == "decode" and len(req) == len(self.active)  # line 17 ran the active window
+
+    def steady_sensitive(self) -> bool:
+        return False  # decode mode does not look at P
 
     def retire(self, done) -> None:
         if self.mode != "decode":
