@@ -126,14 +126,18 @@ class RequestStates:
         self.kv_total += int(self.footprint(idx).sum()) - before
         return gen, finished
 
-    def decode_steps(self, idx: np.ndarray, steps: int) -> None:
-        """``steps`` batches in which each request of ``idx`` (all decoding, none completing in them)
-        processes its one pending token: ``process(idx, ones)`` repeated ``steps`` times."""
-        assert np.all(self.m[idx] >= self.L[idx]) and np.all(self.generated[idx] + steps < self.output[idx])
-        self.m[idx] += steps
-        self.S[idx] += steps
-        self.generated[idx] += steps
-        self.kv_total += steps * len(idx)
+    def repeat(self, idx: np.ndarray, c: np.ndarray, decode: np.ndarray, steps: int) -> None:
+        """``process(idx, c)`` repeated ``steps`` times, for batches in which no request changes phase or
+        completes: each decode (``decode``, c = 1) generates a token per batch and none its last; each
+        prefill chunk leaves pending tokens (m + steps c < L), so it generates nothing."""
+        pre = idx[~decode]
+        assert np.all(c[decode] == 1) and np.all(self.generated[idx[decode]] + steps < self.output[idx[decode]])
+        assert np.all(self.m[pre] + steps * c[~decode] < self.L[pre])
+        self.m[idx] += steps * c
+        dec = idx[decode]
+        self.S[dec] += steps
+        self.generated[dec] += steps
+        self.kv_total += steps * int(c.sum())
 
     def release(self, idx: np.ndarray) -> None:
         """Free the KV of completed requests (after the batch in which they complete)."""

@@ -93,7 +93,7 @@ def test_every_profile_loads_and_names_its_source():
                                    "s_d": 7e-4, "a_p": 1.7e-7, "b_p": 0.09, "s_p": 0.0015, "m_p": 3e-6,
                                    "layers": 80, "phi": 0.1}])
 def test_bulk_forms_are_batch_time_bit_for_bit(spec):
-    """batch_times and decode_run_times return exactly (==, not approx) what batch_time returns batch by
+    """batch_times and repeat_times return exactly (==, not approx) what batch_time returns batch by
     batch: the simulator and the verifier use them in its place."""
     model = costmodels.build(spec) if isinstance(spec, dict) else costmodels.load_profile(spec)
     rng = np.random.default_rng(0)
@@ -105,6 +105,9 @@ def test_bulk_forms_are_batch_time_bit_for_bit(spec):
     c[decode] = 1
     one_by_one = [model.batch_time(c[a:b], m[a:b], decode[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
     assert model.batch_times(c, m, decode, ptr).tolist() == one_by_one
-    m0 = rng.integers(0, 100_000, 37)
-    run = [model.batch_time(np.ones(37, dtype=np.int64), m0 + s, np.ones(37, dtype=bool)) for s in range(50)]
-    assert model.decode_run_times(m0, 50).tolist() == run
+    for n_pre in (0, 1, 3):  # decodes only, and with prefill chunks
+        c = np.r_[rng.integers(1, 3000, n_pre), np.ones(37, dtype=np.int64)]
+        m0 = rng.integers(0, 100_000, n_pre + 37)
+        decode = np.r_[np.zeros(n_pre, dtype=bool), np.ones(37, dtype=bool)]
+        run = [model.batch_time(c, m0 + s * c, decode) for s in range(50)]
+        assert model.repeat_times(c, m0, decode, 50).tolist() == run

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from lpbench.errors import InputError
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
 from lpbench.verify import verify
@@ -73,17 +74,21 @@ STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "orca", "fastertr
           "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2"]
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_steady_decode_runs_build_the_batch_by_batch_schedule(seed):
-    """The engine's one-step runs of repeated decode batches give, batch for batch, the schedule of the
+@pytest.mark.parametrize("seed", range(6))
+def test_repeated_batch_runs_build_the_batch_by_batch_schedule(seed):
+    """The engine's one-step runs of repeated batches (decodes, a prefill chunk) give, batch for batch, the schedule of the
     plain loop (the policy's promise switched off), with and without memory pressure and budgets."""
     case = [dict(limits={"token_budget": 4096}), dict(memory=None, horizon=0.0, limits={"token_budget": 4096}),
-            dict(limits={"token_budget": 512, "max_batch_requests": 6}), dict(horizon=3.0)][seed]
-    inst = random_batch_instance(seed, n=40, **case)
+            dict(limits={"token_budget": 512, "max_batch_requests": 6}), dict(horizon=3.0),
+            dict(limits={"token_budget": 100}), dict(memory=None, horizon=0.3, limits={"token_budget": 60})][seed]
+    inst = random_batch_instance(seed, n=40, **case)  # the last two chunk most prompts over several batches
     for name in STEADY:
-        fast = simulate(inst, make_policy(name, inst)).schedule
+        try:
+            fast = simulate(inst, make_policy(name, inst)).schedule
+        except InputError:  # an unchunked policy and prompts above the budget
+            continue
         plain_policy = make_policy(name, inst)
-        plain_policy.steady_decodes = lambda req: (0, True)
+        plain_policy.steady_batches = lambda req, tokens, decode: (0, True)
         plain = simulate(inst, plain_policy).schedule
         for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens, fast.eptr, fast.evict),
                         (plain.start, plain.ptr, plain.req, plain.tokens, plain.eptr, plain.evict)):

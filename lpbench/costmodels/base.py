@@ -7,8 +7,8 @@ A batch is given as arrays over the requests it processes (entries with c > 0 on
 
 Two bulk forms serve long schedules; each must return, bit for bit, what ``batch_time`` returns
 batch by batch (the simulator and the verifier rely on it, and ``tests/test_costmodels.py`` checks
-it): ``batch_times`` prices every batch of a columnar schedule, ``decode_run_times`` a run of
-decode-only batches of the same requests. The defaults call ``batch_time`` per batch; a form whose
+it): ``batch_times`` prices every batch of a columnar schedule, ``repeat_times`` a run of batches
+that process the same tokens of the same requests. The defaults call ``batch_time`` per batch; a form whose
 sums are exact (integer-valued terms, as in every form but ``tiled``) overrides them with numpy.
 """
 from __future__ import annotations
@@ -46,11 +46,10 @@ class CostModel:
         return np.array([self.batch_time(c[a:b], m[a:b], decode[a:b]) for a, b in zip(ptr[:-1], ptr[1:])],
                         dtype=np.float64)
 
-    def decode_run_times(self, m0: np.ndarray, steps: int) -> np.ndarray:
-        """Times of ``steps`` consecutive decode-only batches of the same requests (c = 1 each), the
-        s-th (s = 0..steps-1) with KV m0 + s before it."""
-        c, decode = np.ones(len(m0), dtype=np.int64), np.ones(len(m0), dtype=bool)
-        return np.array([self.batch_time(c, m0 + s, decode) for s in range(steps)], dtype=np.float64)
+    def repeat_times(self, c: np.ndarray, m0: np.ndarray, decode: np.ndarray, steps: int) -> np.ndarray:
+        """Times of ``steps`` consecutive batches that each process ``c`` tokens of the same requests in the
+        same phases, the s-th (s = 0..steps-1) with KV m0 + s c before it."""
+        return np.array([self.batch_time(c, m0 + s * c, decode) for s in range(steps)], dtype=np.float64)
 
     def spec(self) -> dict:
         return {"form": self.form, **self.coefficients}

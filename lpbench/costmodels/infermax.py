@@ -66,9 +66,22 @@ class InferMaxCost(CostModel):
         per_layer = np.where(n_p > 0, per_layer + pre, per_layer)
         return self.layers * per_layer * 1e-3
 
-    def decode_run_times(self, m0, steps):
-        k = len(m0)
-        kv = (int(np.sum(m0)) + k + k * np.arange(steps, dtype=np.int64)).astype(np.float64)  # Σ (m0 + s + 1)
-        per_layer = self.a_o * float(k) + self.b_o
-        per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (k > 1)) + self.s_d * k)
-        return self.layers * per_layer * 1e-3
+    def repeat_times(self, c, m0, decode, steps):
+        # batch s has m = m0 + s c: each sum of batch_time is an integer, linear in s, computed exactly in
+        # int64 and converted once (exact below 2**53), then combined by batch_time's expression
+        c, m0, decode = np.asarray(c, dtype=np.int64), np.asarray(m0, dtype=np.int64), np.asarray(decode, dtype=bool)
+        s = np.arange(steps, dtype=np.int64)
+        n_d = int(np.count_nonzero(decode))
+        n_p = len(c) - n_d
+        per_layer = self.a_o * float(c.sum()) + self.b_o
+        if n_d:
+            cd, md = c[decode], m0[decode]
+            kv = (int((md + 1).sum()) + int(cd.sum()) * s).astype(np.float64)  # Σ (m + 1)
+            per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d)
+        if n_p:
+            cp, mp = c[~decode], m0[~decode]
+            work = (int((cp * cp + 2 * cp * mp).sum()) + int((2 * cp * cp).sum()) * s).astype(np.float64)
+            m_sum = (int(mp.sum()) + int(cp.sum()) * s).astype(np.float64)
+            per_layer = per_layer + ((self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p
+                                     + self.m_p * m_sum)
+        return self.layers * per_layer * 1e-3  # an array: a batch has a decode or a prefill

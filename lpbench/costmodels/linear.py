@@ -23,7 +23,7 @@ class LinearCost(CostModel):
         kv = np.add.reduceat(np.asarray(m, dtype=np.int64) + np.asarray(c, dtype=np.int64), ptr[:-1])
         return self.d0 + self.d1 * kv.astype(np.float64)
 
-    def decode_run_times(self, m0, steps):
-        k = len(m0)
-        kv = int(np.sum(m0)) + k + k * np.arange(steps, dtype=np.int64)  # Σ (m0 + s + 1)
+    def repeat_times(self, c, m0, decode, steps):
+        c = np.asarray(c, dtype=np.int64)
+        kv = int((np.asarray(m0, dtype=np.int64) + c).sum()) + int(c.sum()) * np.arange(steps, dtype=np.int64)
         return self.d0 + self.d1 * kv.astype(np.float64)

@@ -22,8 +22,8 @@ class PiecewiseCost(CostModel):
         b = np.add.reduceat(np.asarray(c, dtype=np.int64), ptr[:-1]).astype(np.float64)
         return self.c + self.a * np.maximum(0.0, b - self.b0)
 
-    def decode_run_times(self, m0, steps):  # b = |batch| in every step
-        return np.full(steps, self.batch_time(np.ones(len(m0), dtype=np.int64), m0, None), dtype=np.float64)
+    def repeat_times(self, c, m0, decode, steps):  # b = Σ c in every step
+        return np.full(steps, self.batch_time(np.asarray(c), m0, decode), dtype=np.float64)
 
 
 @FORMS.register("staircase")
@@ -41,5 +41,5 @@ class StaircaseCost(CostModel):
         b = np.add.reduceat(np.asarray(c, dtype=np.int64), ptr[:-1]).astype(np.float64)
         return self.c + self.a * np.ceil(b / self.b0)
 
-    def decode_run_times(self, m0, steps):  # b = |batch| in every step
-        return np.full(steps, self.batch_time(np.ones(len(m0), dtype=np.int64), m0, None), dtype=np.float64)
+    def repeat_times(self, c, m0, decode, steps):  # b = Σ c in every step
+        return np.full(steps, self.batch_time(np.asarray(c), m0, decode), dtype=np.float64)

@@ -18,5 +18,5 @@ class UnitCost(CostModel):
     def batch_times(self, c, m, decode, ptr):
         return np.ones(len(ptr) - 1, dtype=np.float64)
 
-    def decode_run_times(self, m0, steps):
+    def repeat_times(self, c, m0, decode, steps):
         return np.ones(steps, dtype=np.float64)

@@ -39,17 +39,18 @@ class Policy:
     def on_batch_end(self, req, tokens, gen, finished) -> None:
         pass
 
-    def steady_decodes(self, req: np.ndarray) -> tuple[int, bool]:
-        """Called after a decode-only batch ``req`` (one token each, no eviction, none completed) has
-        ended. Returns (R, sensitive): the policy promises that, with its state and the engine's
-        advanced as the batch-by-batch loop would, each of its next R calls to ``next_batch`` returns
-        this same batch again, unless (``sensitive``) a request arrives first. None of those batches
-        may complete a request. The default promises nothing."""
+    def steady_batches(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray) -> tuple[int, bool]:
+        """Called after a batch (``req``, ``tokens``; ``decode`` the phases before it) that evicted and
+        completed nothing has ended. Returns (R, sensitive): the policy promises that, with its state and
+        the engine's advanced as the batch-by-batch loop would, each of its next R calls to ``next_batch``
+        returns this same batch again, unless (``sensitive``) a request arrives first. In none of those
+        batches may a request complete or change phase (a prefill chunk must leave pending tokens). The
+        default promises nothing."""
         return 0, True
 
-    def advance_decodes(self, req: np.ndarray, steps: int) -> None:
-        """The engine ran ``steps`` of the batches promised by ``steady_decodes``: update the policy's
-        own bookkeeping as ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
+    def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int) -> None:
+        """The engine ran ``steps`` of the batches promised by ``steady_batches``: update the policy's own
+        bookkeeping as ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
         raise NotImplementedError
 
 

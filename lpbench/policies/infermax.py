@@ -317,6 +317,7 @@ class UnifiedScheduler(Policy):
         req, toks = [], []
         phases: set[bool] = set()
         self._no_victim = False
+        self._admitted = False
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
@@ -369,6 +370,7 @@ class UnifiedScheduler(Policy):
                 if not self.holds(cand):
                     self.from_waiting(cand)
                     bisect.insort(self.running, cand)
+                    self._admitted = True
                 self.reserved[cand] += need
                 self.reserved_total += need
                 req.append(cand)
@@ -379,43 +381,54 @@ class UnifiedScheduler(Policy):
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
 
-    def steady_decodes(self, req):
-        """A decode-only batch that holds every running request repeats until a member completes, the
-        memory runs short, or an admission or eviction changes the batch. Proof that it repeats, with the
-        state advanced by one decode step per member (reservations grow by one each, nothing else moves):
+    def steady_batches(self, req, tokens, decode):
+        """A batch B that evicts, admits and completes nothing, with at most one prefill chunk that leaves
+        its prompt unfinished, repeats until a decode in it completes, that prefill reaches its last
+        chunk, or free memory runs short. Proof, with the state advanced by one step (every m grows by
+        its c, a decode's reservation by one, nothing else moves):
 
-        * the decode groups produce the same members in the same order: the running list and the ranks
-          do not change, and §6's order by m is kept because every m grows by one;
-        * each member fits without eviction: a step needs Σ_i (m_i + 1 - reserved_i) = |B| slots when
-          reserved_i = m_i (checked), zero for EF, and R is capped so that free memory covers every step;
-        * no waiting request is admitted and none evicts. In ``B`` each one examined was refused by a rule
-          that no decode step undoes: the C, P or batch-size room (the decodes ahead of it are the same
-          members, so the room is the same); memory (free memory only falls, the gate and the histogram
-          do not change before a completion); ② (a non-hybrid decode batch skips every prefill); for the
-          Rank schedulers, no victim (the running requests ranked below it are the same). R_w changes
-          only by arrivals: appended at the back of a FCFS queue they cannot pass a refused head or
-          ②, so the run is insensitive to them, except when R_w is empty (a new head may fit) and for
-          the Rank schedulers (a new request may rank ahead); then it stops at the next arrival.
+        * the groups are the same lists in the same order: no request changes phase, the running list
+          and the ranks do not change, and §6's order by m is kept because every decode's m grows by one;
+        * at every candidate the batch so far is the same, so the C, P and batch-size room, ② and the
+          Rank merge's cut-off are the same. The prefill chunk took the whole room (c < pending), and
+          its room, hence c, stays the same while more than c tokens remain;
+        * each decode of B fits again: a step needs Σ (m + 1 - reserved) = |D| slots with reserved = m
+          (checked; zero for EF), the prefill none, and R is capped so free memory covers every step;
+        * every other candidate was refused in B by a rule that no step undoes: the room, ②, or memory
+          (free memory only falls; the gate and the histogram change only at completions). A refusal for
+          memory never evicted (B evicts nothing), so no victim ranked below it, and none does now; a
+          running request always fits (a decode's refusal would have evicted), so it was refused by room.
+        * R_w changes only by arrivals: appended at the back of a FCFS queue they cannot pass its refused
+          head, so the run ignores them, except when R_w is empty (a new head may fit) and for the Rank
+          schedulers (a new request may rank ahead); then it stops at the next arrival.
         """
-        st = self.st
-        k = len(req)
-        if k != len(self.running) or self._evicted:  # some running request is not in B
+        if self._evicted or self._admitted:
             return 0, True
-        steps = int((self.inst.output[req] - st.generated[req]).min()) - 1  # none completes in the run
-        if not self.eviction_free:
-            if not np.array_equal(self.reserved[req], st.m[req]):
-                return 0, True
-            steps = min(steps, self.free() // k)
+        st = self.st
+        pre = req[~decode]
+        if len(pre) > 1 or (len(pre) and st.m[pre[0]] >= st.L[pre[0]]):  # a prefill finished: it now decodes
+            return 0, True
+        steps = INF
+        if len(pre):
+            steps = int(st.L[pre[0]] - st.m[pre[0]] - 1) // int(tokens[~decode][0])  # more than c left each time
+        dec = req[decode]
+        if len(dec):
+            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()) - 1)  # none completes
+            if not self.eviction_free:
+                if not np.array_equal(self.reserved[dec], st.m[dec]):
+                    return 0, True
+                steps = min(steps, self.free() // len(dec))
         if self.priority == "rank":
             sensitive = True
         else:
             sensitive = not self.waiting and (self.hybrid or self.priority != "decode")
-        return steps, sensitive
+        return int(steps), sensitive
 
-    def advance_decodes(self, req, steps):
-        if not self.eviction_free:  # each step reserves one more slot per member (reserved = m)
-            self.reserved[req] += steps
-            self.reserved_total += steps * len(req)
+    def advance_run(self, req, tokens, decode, steps):
+        if not self.eviction_free:  # each step reserves one more slot per decode (reserved = m)
+            dec = req[decode]
+            self.reserved[dec] += steps
+            self.reserved_total += steps * len(dec)
 
     def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""

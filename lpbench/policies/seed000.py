@@ -87,16 +87,30 @@ class _CycleScheduler(Policy):
         if done:
             self.retire(done)
 
-    def steady_decodes(self, req):
-        """A decode batch of the whole decode window repeats until a member completes: the window changes
-        only by completions (``retire``), no prefill is under way, the reservations are peaks (nothing
-        grows per step), and the mode test looks at arrivals only as ``steady_sensitive`` says."""
-        if self.current is not None or not self.steady_window(req):
+    def steady_batches(self, req, tokens, decode):
+        """Two batches repeat. (1) The chunk of the request whose prefill is under way: both algorithms
+        return it first, and it stays T_lcm tokens while more than that remain. (2) A decode batch of the
+        whole decode window, until a member completes: the window changes only by completions
+        (``retire``), the reservations are peaks (nothing grows per step), and the mode test looks at
+        arrivals only as ``steady_sensitive`` says."""
+        st = self.st
+        if self.current is not None:
+            i = self.current
+            return int(st.L[i] - st.m[i] - 1) // int(tokens[0]), False
+        if not decode.all() or not self.steady_window(req):
             return 0, True
-        return int((self.inst.output[req] - self.st.generated[req]).min()) - 1, self.steady_sensitive()
+        return int((self.inst.output[req] - st.generated[req]).min()) - 1, self.steady_sensitive()
 
-    def advance_decodes(self, req, steps):
-        pass  # decode steps change no bookkeeping of the cycle schedulers
+    def advance_run(self, req, tokens, decode, steps):
+        pass  # neither a chunk nor a decode step changes the cycle schedulers' bookkeeping
+
+    def steady_window(self, req) -> bool:
+        """B ran the decode window (all of it)."""
+        raise NotImplementedError
+
+    def steady_sensitive(self) -> bool:
+        """An arrival may change the mode test's answer."""
+        raise NotImplementedError
 
     def prefilled(self, i: int, finished: bool) -> None:
         raise NotImplementedError

@@ -6,14 +6,15 @@ clock, and records the :class:`~lpbench.schedule.Schedule`, which the caller ver
 Per batch the work is proportional to the requests in it (numpy over the batch), so long traces
 simulate in seconds.
 
-Steady decode runs. After a decode-only batch the policy may promise, through
-:meth:`~lpbench.policies.base.Policy.steady_decodes`, that the next ``R`` batches would be the same batch
-again (same requests in the same order, one token each, no eviction), provided no request arrives
-before a batch starts when it says the run is arrival-sensitive. The engine then appends those
-batches in one numpy step: their times from the cost model's ``decode_run_times`` (bit for bit the
-per-batch times), their starts by the same left-to-right sum as ``t += dur``, the state advanced by
-:meth:`~lpbench.semantics.RequestStates.decode_steps`. The schedule is the one the batch-by-batch loop
-builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py`` check it.
+Repeated batches. After a batch that evicts nothing and completes nothing, the policy may promise,
+through :meth:`~lpbench.policies.base.Policy.steady_batches`, that its next ``R`` batches would be the
+same batch again (same requests in the same order, same tokens: decodes and a prefill chunk that does
+not finish its prompt), provided no request arrives before a batch starts when it says the run is
+arrival-sensitive. The engine then appends those batches in one numpy step: their times from the cost
+model's ``repeat_times`` (bit for bit the per-batch times), their starts by the same left-to-right sum
+as ``t += dur``, the state advanced by :meth:`~lpbench.semantics.RequestStates.repeat`. The schedule is
+the one the batch-by-batch loop builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py``
+check it.
 """
 from __future__ import annotations
 
@@ -84,18 +85,18 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
             st.release(finished)
             completed += len(finished)
         policy.on_batch_end(req, tokens, gen, finished)
-        if not len(finished) and (batch.evict is None or not len(batch.evict)) and decode.all():
-            steps, sensitive = policy.steady_decodes(req)
+        if not len(finished) and (batch.evict is None or not len(batch.evict)):
+            steps, sensitive = policy.steady_batches(req, tokens, decode)
             if steps > 0:
                 starts = np.empty(steps + 1)
                 starts[0] = t
-                starts[1:] = cost.decode_run_times(st.m[req], steps)
+                starts[1:] = cost.repeat_times(tokens, st.m[req], decode, steps)
                 np.cumsum(starts, out=starts)  # starts[s]: start of repeat s (a left-to-right sum, as t += dur)
                 if sensitive and delivered < n:  # a repeat must start before the next arrival is delivered
                     steps = int(np.searchsorted(starts[:steps], arrival[delivered], side="left"))
                 if steps > 0:
-                    st.decode_steps(req, steps)
-                    policy.advance_decodes(req, steps)
+                    st.repeat(req, tokens, decode, steps)
+                    policy.advance_run(req, tokens, decode, steps)
                     out.add_run(starts[:steps], req, tokens)
                     t = starts[steps]
         if len(out.starts) > guard:
