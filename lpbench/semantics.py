@@ -80,7 +80,6 @@ class RequestStates:
         self.L = self.prompt.copy()          # prompt length of the current run
         self.generated = np.zeros(n, dtype=np.int64)
         self.done = np.zeros(n, dtype=bool)
-        self.started = np.zeros(n, dtype=bool)  # has been processed at least once
         self.evictions = np.zeros(n, dtype=np.int64)
         self.kv_total = 0                    # Σ footprint over requests holding KV
 
@@ -116,14 +115,17 @@ class RequestStates:
         and of those that generated their last token (their KV is released after the batch;
         ``release`` does it once the caller has read the post-batch footprint).
         """
-        before = int(self.footprint(idx).sum())
-        gen = c == self.S[idx] - self.m[idx]
-        self.m[idx] += c
-        self.S[idx] += gen
-        self.generated[idx] += gen
-        self.started[idx] = True
-        finished = self.generated[idx] >= self.output[idx]
-        self.kv_total += int(self.footprint(idx).sum()) - before
+        slot = self.model == SLOT
+        before = int(self.footprint(idx).sum()) if slot else 0
+        m, S = self.m[idx], self.S[idx]
+        gen = c == S - m
+        self.m[idx] = m + c
+        self.S[idx] = S + gen
+        generated = self.generated[idx] + gen
+        self.generated[idx] = generated
+        finished = generated >= self.output[idx]
+        # batch model: the footprint is m, which grows by c
+        self.kv_total += int(self.footprint(idx).sum()) - before if slot else int(c.sum())
         return gen, finished
 
     def repeat(self, idx: np.ndarray, c: np.ndarray, decode: np.ndarray, steps: int) -> None:

@@ -104,6 +104,8 @@ def test_bulk_forms_are_batch_time_bit_for_bit(spec):
     decode = rng.random(ptr[-1]) < 0.6
     c[decode] = 1
     one_by_one = [model.batch_time(c[a:b], m[a:b], decode[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+    as_float = [model.batch_time(c[a:b] * 1.0, m[a:b] * 1.0, decode[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+    assert one_by_one == as_float  # integer inputs may take an exact integer path: the same floats
     assert model.batch_times(c, m, decode, ptr).tolist() == one_by_one
     for n_pre in (0, 1, 3):  # decodes only, and with prefill chunks
         c = np.r_[rng.integers(1, 3000, n_pre), np.ones(37, dtype=np.int64)]

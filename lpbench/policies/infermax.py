@@ -301,13 +301,17 @@ class UnifiedScheduler(Policy):
 
     def candidates(self, members, req, toks, phases):
         """The members of a group one by one; an array of running requests (a group, or a run of the rank
-        merge) goes through ``take_decodes`` first."""
+        merge) goes through ``take_decodes`` around each request the loop must decide."""
         for item in ([members] if isinstance(members, np.ndarray) else members):
-            if isinstance(item, np.ndarray):
-                k = self.take_decodes(item, req, toks, phases)
-                yield from item[k:].tolist()
-            else:
+            if not isinstance(item, np.ndarray):
                 yield item
+                continue
+            while len(item) >= 8:  # the loop decides for the first one take_decodes leaves, then take_decodes again
+                k = self.take_decodes(item, req, toks, phases)
+                if k < len(item):
+                    yield int(item[k])
+                item = item[k + 1:]
+            yield from item.tolist()  # a few: one by one is cheaper than numpy
 
     def next_batch(self, t):
         self.tok = 0
