@@ -440,7 +440,7 @@ class UnifiedScheduler(Policy):
             return False
         m = members
         st = self.st
-        if not np.all(st.m[m] >= st.L[m]):
+        if not (st.m[m] >= st.L[m]).all():
             return False
         if not self.hybrid and phases and True not in phases:
             return True  # every member would be skipped by ②
@@ -449,7 +449,7 @@ class UnifiedScheduler(Policy):
             return False
         chosen = m[:k]
         need = 0 if self.eviction_free else np.maximum(0, st.m[chosen] + 1 - self.reserved[chosen])
-        total = int(np.sum(need))
+        total = 0 if self.eviction_free else int(need.sum())
         if total > self.free():
             return False
         self.reserved[chosen] += need
