@@ -269,12 +269,15 @@ class UnifiedScheduler(Policy):
                 a, prev = nr, a
                 yield run[prev:]
 
-    def take_decodes(self, arr, req, toks, phases) -> int:
+    def take_decodes(self, arr, req, toks, phases) -> np.ndarray:
         """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
         longest prefix that the loop below would add one by one through its running-decode fast path
-        (decodes that fit in free memory, within C and the batch-size cap), and return its length."""
-        if self._evicted or (not self.hybrid and phases and True not in phases):
-            return 0  # the loop decides (an evicted request is skipped, ② may apply)
+        (decodes that fit in free memory, within C and the batch-size cap), and return the rest. Requests
+        evicted earlier in the batch are dropped first: the loop skips them without testing anything."""
+        if self._evicted:
+            arr = arr[~np.isin(arr, self._evicted)]
+        if not self.hybrid and phases and True not in phases:
+            return arr  # the loop decides (② may apply)
         st = self.st
         m = st.m[arr]
         dec = m >= st.L[arr]
@@ -282,7 +285,7 @@ class UnifiedScheduler(Policy):
         if limit > 0 and not dec[:limit].all():
             limit = int(np.argmin(dec[:limit]))  # the first prefill among them
         if limit <= 0:
-            return 0
+            return arr
         chosen = arr[:limit]
         need = (np.zeros(limit, dtype=np.int64) if self.eviction_free
                 else np.maximum(0, m[:limit] + 1 - self.reserved[chosen]))
@@ -297,7 +300,7 @@ class UnifiedScheduler(Policy):
             self.tok += k
             self.in_batch.update(ids)
             phases.add(True)
-        return k
+        return arr[k:]
 
     def candidates(self, members, req, toks, phases):
         """The members of a group one by one; an array of running requests (a group, or a run of the rank
@@ -307,10 +310,10 @@ class UnifiedScheduler(Policy):
                 yield item
                 continue
             while len(item) >= 8:  # the loop decides for the first one take_decodes leaves, then take_decodes again
-                k = self.take_decodes(item, req, toks, phases)
-                if k < len(item):
-                    yield int(item[k])
-                item = item[k + 1:]
+                item = self.take_decodes(item, req, toks, phases)
+                if len(item):
+                    yield int(item[0])
+                    item = item[1:]
             yield from item.tolist()  # a few: one by one is cheaper than numpy
 
     def next_batch(self, t):
