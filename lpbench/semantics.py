@@ -68,6 +68,8 @@ class RequestStates:
     """Per-request state arrays (indices are the instance's sorted request positions).
 
     The one implementation of the transition rules above, shared by the simulator and the verifier.
+    :func:`replay_batch_model` is its closed form for a whole batch-model schedule (the verifier's fast
+    path; ``tests/test_verify.py`` checks that the two agree).
     """
 
     def __init__(self, prompt: np.ndarray, output: np.ndarray, model: str):
