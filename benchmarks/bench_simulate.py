@@ -3,11 +3,15 @@
     python benchmarks/bench_simulate.py [--trace ../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv]
     python benchmarks/bench_simulate.py --long-context    # the synthetic long-context workload (issue 9)
 
+``schedule=`` is a digest of the whole schedule (starts, requests, tokens, evictions): an A/B run of two
+versions (one through ``PYTHONPATH``) shows that they build the same schedules at full scale.
+
 Builds a batch-model instance from the Azure 2023 conversation trace (19,366 requests), InferMax
 Llama-2-7B/A100 cost model, M = 100,000 KV tokens (seed 003 default) and C = 16384 (its §6 run; the trace has prompts above 4096), then times each
 policy's simulation and the independent verification separately.
 """
 import argparse
+import hashlib
 import time
 
 import numpy as np
@@ -65,5 +69,9 @@ for name in args.policies.split(","):
     ver = verify(inst, res.schedule)
     tv = time.perf_counter() - t1
     m = ver.metrics
+    s = res.schedule
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in
+                                     (s.start, s.ptr, s.req, s.tokens, s.eptr, s.evict))).hexdigest()[:12]
     print(f"{name:10s} simulate {res.seconds:6.2f}s  verify {tv:6.2f}s  verified={ver.feasible}  "
-          f"batches={m.get('batches')}  evictions={m.get('evictions')}  mean_latency={m.get('mean_latency', 0):.3f}s")
+          f"batches={m.get('batches')}  evictions={m.get('evictions')}  mean_latency={m.get('mean_latency', 0):.3f}s  "
+          f"schedule={digest}", flush=True)

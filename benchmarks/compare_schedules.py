@@ -38,7 +38,7 @@ for j, inst in enumerate(insts):
         except Exception as e:  # a policy that cannot serve the instance must fail the same way
             out[(j, p)] = repr(e)
             continue
-        out[(j, p)] = (s.start, s.req, s.tokens, s.evict, s.ptr)
+        out[(j, p)] = (s.start, s.req, s.tokens, s.evict, s.ptr, s.eptr)
 if mode == "save":
     with open(path, "wb") as fh:
         pickle.dump(out, fh)

@@ -112,31 +112,40 @@ class Schedule:
 
 
 class ScheduleBuilder:
-    """Append batches one at a time, then :meth:`build` the columnar Schedule."""
+    """Append batches one at a time (or runs of one repeated batch), then :meth:`build` the columnar
+    Schedule."""
 
     _EMPTY = np.zeros(0, dtype=np.int64)
 
     def __init__(self):
         self.starts: list[float] = []
-        self.reqs: list[np.ndarray] = []
-        self.toks: list[np.ndarray] = []
-        self.evs: list[np.ndarray] = []
+        # (requests, tokens, evictions, copies): one batch, or a run of ``copies`` identical batches
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
 
     def add(self, start: float, req, tokens, evict=None) -> None:
         self.starts.append(float(start))
-        self.reqs.append(np.asarray(req, dtype=np.int64))
-        self.toks.append(np.asarray(tokens, dtype=np.int64))
-        self.evs.append(self._EMPTY if evict is None else np.asarray(evict, dtype=np.int64))
+        self.parts.append((np.asarray(req, dtype=np.int64), np.asarray(tokens, dtype=np.int64),
+                           self._EMPTY if evict is None else np.asarray(evict, dtype=np.int64), 1))
+
+    def add_run(self, starts, req, tokens) -> None:
+        """Append ``len(starts)`` batches that process the same ``req`` and ``tokens`` (no evictions)."""
+        self.starts.extend(np.asarray(starts, dtype=np.float64).tolist())
+        self.parts.append((np.asarray(req, dtype=np.int64), np.asarray(tokens, dtype=np.int64), self._EMPTY,
+                           len(starts)))
 
     def build(self) -> Schedule:
-        def csr(parts):
-            lens = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
-            ptr = np.zeros(len(parts) + 1, dtype=np.int64)
-            np.cumsum(lens, out=ptr[1:])
-            data = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        parts = self.parts
+        copies = np.fromiter((p[3] for p in parts), dtype=np.int64, count=len(parts))
+
+        def csr(k):
+            lens = np.fromiter((len(p[k]) for p in parts), dtype=np.int64, count=len(parts))
+            ptr = np.zeros(int(copies.sum()) + 1, dtype=np.int64)
+            np.cumsum(np.repeat(lens, copies), out=ptr[1:])
+            data = (np.concatenate([p[k] if p[3] == 1 else np.tile(p[k], p[3]) for p in parts]) if parts
+                    else np.zeros(0, dtype=np.int64))
             return ptr, data.astype(np.int64)
 
-        ptr, req = csr(self.reqs)
-        _, tok = csr(self.toks)
-        eptr, ev = csr(self.evs)
+        ptr, req = csr(0)
+        _, tok = csr(1)
+        eptr, ev = csr(2)
         return Schedule(np.asarray(self.starts, dtype=np.float64), ptr, req, tok, eptr, ev)

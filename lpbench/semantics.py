@@ -50,6 +50,8 @@ Time
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 SLOT = "slot"
@@ -66,6 +68,8 @@ class RequestStates:
     """Per-request state arrays (indices are the instance's sorted request positions).
 
     The one implementation of the transition rules above, shared by the simulator and the verifier.
+    :func:`replay_batch_model` is its closed form for a whole batch-model schedule (the verifier's fast
+    path; ``tests/test_verify.py`` checks that the two agree).
     """
 
     def __init__(self, prompt: np.ndarray, output: np.ndarray, model: str):
@@ -78,7 +82,6 @@ class RequestStates:
         self.L = self.prompt.copy()          # prompt length of the current run
         self.generated = np.zeros(n, dtype=np.int64)
         self.done = np.zeros(n, dtype=bool)
-        self.started = np.zeros(n, dtype=bool)  # has been processed at least once
         self.evictions = np.zeros(n, dtype=np.int64)
         self.kv_total = 0                    # Σ footprint over requests holding KV
 
@@ -114,18 +117,113 @@ class RequestStates:
         and of those that generated their last token (their KV is released after the batch;
         ``release`` does it once the caller has read the post-batch footprint).
         """
-        before = int(self.footprint(idx).sum())
-        gen = c == self.S[idx] - self.m[idx]
-        self.m[idx] += c
-        self.S[idx] += gen
-        self.generated[idx] += gen
-        self.started[idx] = True
-        finished = self.generated[idx] >= self.output[idx]
-        self.kv_total += int(self.footprint(idx).sum()) - before
+        slot = self.model == SLOT
+        before = int(self.footprint(idx).sum()) if slot else 0
+        m, S = self.m[idx], self.S[idx]
+        gen = c == S - m
+        self.m[idx] = m + c
+        self.S[idx] = S + gen
+        generated = self.generated[idx] + gen
+        self.generated[idx] = generated
+        finished = generated >= self.output[idx]
+        # batch model: the footprint is m, which grows by c
+        self.kv_total += int(self.footprint(idx).sum()) - before if slot else int(c.sum())
         return gen, finished
+
+    def repeat(self, idx: np.ndarray, c: np.ndarray, decode: np.ndarray, steps: int) -> None:
+        """``process(idx, c)`` repeated ``steps`` times, for batches in which no request changes phase or
+        completes: each decode (``decode``, c = 1) generates a token per batch and none its last; each
+        prefill chunk leaves pending tokens (m + steps c < L), so it generates nothing."""
+        pre = idx[~decode]
+        assert np.all(c[decode] == 1) and np.all(self.generated[idx[decode]] + steps < self.output[idx[decode]])
+        assert np.all(self.m[pre] + steps * c[~decode] < self.L[pre])
+        self.m[idx] += steps * c
+        dec = idx[decode]
+        self.S[dec] += steps
+        self.generated[dec] += steps
+        self.kv_total += steps * int(c.sum())
 
     def release(self, idx: np.ndarray) -> None:
         """Free the KV of completed requests (after the batch in which they complete)."""
         self.kv_total -= int(self.footprint(idx).sum())
         self.m[idx] = 0
         self.done[idx] = True
+
+
+class Replay(NamedTuple):
+    """Pre-batch state of every entry of a batch-model schedule (see :func:`replay_batch_model`)."""
+    m: np.ndarray        # int64[ne]: KV held before the batch
+    pending: np.ndarray  # int64[ne]: S - m before the batch
+    decode: np.ndarray   # bool[ne]: m >= L
+    gen: np.ndarray      # bool[ne]: generates a token (c == pending)
+    finish: np.ndarray   # bool[ne]: generates the request's O-th token
+    after_finish: np.ndarray  # bool: per entry, then per eviction: the request completed in an earlier batch
+    evict_m: np.ndarray  # int64[nev]: KV held by each evicted request before its eviction
+
+
+def replay_batch_model(prompt, output, ptr, req, tokens, eptr, evict) -> Replay:
+    """The batch-model rules of :class:`RequestStates`, applied to a whole columnar schedule at once.
+
+    Exact under the premise that every entry processes 1 <= c <= pending tokens, no request appears
+    twice in a batch, and no request is processed or evicted after it completes -- the caller checks
+    these with the returned arrays, in order, so the premise holds for all entries or the caller
+    reports a violation. Per request, the events (entries and evictions) in batch order split into
+    runs, each ended by an eviction. In a run that starts with prompt length L (m = 0, S = L), let T be
+    the tokens processed before an entry: while T < L no token has been generated (S = L, pending
+    L - T, prefill); the entry that reaches T + c = L generates, and from then on every entry is a
+    decode of pending 1 that generates (S = T + 1). So a run of T tokens in all ends with
+    S = max(L, T + 1), the next run's L (recompute keeps the generated tokens): L of run r is
+    max(I, max over the earlier runs of T + 1). The generated count is the running count of ``gen``,
+    as ``process`` adds it, and the request completes at the entry where it reaches O.
+    """
+    nb = len(ptr) - 1
+    ne, nev = len(req), len(evict)
+    q = np.concatenate([evict, req]).astype(np.int64)
+    b = np.concatenate([np.repeat(np.arange(nb), np.diff(eptr)), np.repeat(np.arange(nb), np.diff(ptr))])
+    c = np.concatenate([np.zeros(nev, dtype=np.int64), np.asarray(tokens, dtype=np.int64)])
+    # request, then batch, then evictions before entries: each request's events in the order they happen
+    order = np.lexsort((np.r_[np.zeros(nev, dtype=np.int64), np.ones(ne, dtype=np.int64)], b, q))
+    q, c = q[order], c[order]
+    is_ev = order < nev
+    first = np.ones(len(q), dtype=bool)
+    first[1:] = q[1:] != q[:-1]
+    run_start = first.copy()
+    run_start[1:] |= is_ev[:-1]  # an eviction ends its run
+    run = np.cumsum(run_start) - 1
+    csum = np.cumsum(c)
+    T = csum - c - (csum - c)[run_start][run]  # tokens of the run before the event
+    starts = np.flatnonzero(run_start)
+    T_run = np.add.reduceat(c, starts) if len(starts) else np.zeros(0, dtype=np.int64)
+    # L of each run: max(I, earlier runs' T + 1) within the request (offset by request so one cummax serves all)
+    q_run = q[starts]
+    big = int(T_run.max(initial=0)) + 2
+    prev = np.zeros(len(starts), dtype=np.int64)
+    same = np.zeros(len(starts), dtype=bool)
+    same[1:] = q_run[1:] == q_run[:-1]
+    prev[1:][same[1:]] = T_run[:-1][same[1:]] + 1
+    L_run = np.maximum(np.asarray(prompt, dtype=np.int64)[q_run],
+                       np.maximum.accumulate(q_run * big + prev) - q_run * big)
+    L = L_run[run]
+    pending = np.where(T < L, L - T, 1)
+    gen = ~is_ev & (c == pending)
+    g = np.cumsum(gen)
+    req_start = np.flatnonzero(first)
+    generated = g - (g - gen)[req_start][np.cumsum(first) - 1]  # per request, after the event
+    finish = gen & (generated == np.asarray(output, dtype=np.int64)[q])
+    f = np.cumsum(finish)
+    after = (f - finish) - (f - finish)[req_start][np.cumsum(first) - 1] > 0  # completed before the event
+    ent = order[~is_ev] - nev  # entry index of each process event, in sorted order
+    evi = order[is_ev]          # eviction index of each eviction event
+
+    def to_entries(x):
+        y = np.empty(ne, dtype=x.dtype)
+        y[ent] = x[~is_ev]
+        return y
+
+    def to_evictions(x):
+        y = np.empty(nev, dtype=x.dtype)
+        y[evi] = x[is_ev]
+        return y
+
+    return Replay(to_entries(T), to_entries(pending), to_entries(T >= L), to_entries(gen), to_entries(finish),
+                  np.concatenate([to_entries(after), to_evictions(after)]), to_evictions(T))

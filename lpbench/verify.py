@@ -19,6 +19,13 @@ Rules (the name in brackets is printed with each violation):
   every batch until it completes or is evicted (a restart, see :mod:`lpbench.semantics`), with all its
   pending tokens (no chunking), and batches run back to back while any request is running.
 * [incomplete] at the end every request has generated exactly its output tokens.
+
+Two implementations of the same checks. The replay below walks the schedule batch by batch with
+:class:`~lpbench.semantics.RequestStates` and names every violation. A batch-model schedule is first
+checked at once over its flat arrays (:func:`lpbench.semantics.replay_batch_model`, numpy, no loop per
+batch); it returns the result only when it finds no violation at all, with the metrics the replay
+would compute bit for bit, and otherwise hands over to the replay for the messages.
+``tests/test_verify.py`` checks the two agree on valid and corrupted schedules.
 """
 from __future__ import annotations
 
@@ -28,7 +35,7 @@ import numpy as np
 
 from .instance import Instance
 from .schedule import Schedule
-from .semantics import SLOT, RequestStates
+from .semantics import SLOT, RequestStates, replay_batch_model
 
 EPS = 1e-9
 
@@ -51,6 +58,84 @@ def _pct(x: np.ndarray, q: float) -> float | None:
 
 
 def verify(inst: Instance, sched: Schedule) -> VerifyResult:
+    if inst.model != SLOT:
+        res = _verify_flat(inst, sched)
+        if res is not None:
+            return res
+    return _verify_replay(inst, sched)
+
+
+def _verify_flat(inst: Instance, sched: Schedule) -> VerifyResult | None:
+    """The batch-model rules over the whole schedule at once; None when any rule fails (or cannot be
+    checked this way), and the replay then names the violations."""
+    nb = sched.n_batches
+    lens = np.diff(sched.ptr)
+    if nb == 0 or not np.all(lens > 0):  # [empty]; an empty schedule is [incomplete]
+        return None
+    start = sched.start
+    r, c, e = sched.req, sched.tokens, sched.evict
+    lim = inst.limits
+    # [duplicate]: one event per request and batch (entries and evictions together)
+    bi = np.repeat(np.arange(nb), lens)
+    be = np.repeat(np.arange(nb), np.diff(sched.eptr))
+    key = np.sort(np.concatenate([bi * inst.n + r, be * inst.n + e]))
+    if np.any(key[1:] == key[:-1]):
+        return None
+    if not np.all(np.isfinite(start)) or np.any(inst.arrival[r] > start[bi] + EPS):  # [order] / [arrival]
+        return None
+    rp = replay_batch_model(inst.prompt, inst.output, sched.ptr, r, c, sched.eptr, e)
+    if np.any(rp.after_finish) or np.any(rp.evict_m <= 0):  # [completed] / [evict]
+        return None
+    if np.any((c < 1) | (c > rp.pending)):  # [tokens]
+        return None
+    if lim.token_budget is not None and np.any(np.add.reduceat(c, sched.ptr[:-1]) > lim.token_budget):
+        return None
+    if lim.prefill_budget is not None and np.any(
+            np.add.reduceat(np.where(rp.decode, 0, c), sched.ptr[:-1]) > lim.prefill_budget):
+        return None
+    if lim.max_batch_requests is not None and np.any(lens > lim.max_batch_requests):
+        return None
+    # [memory]: KV after batch j = processed tokens so far - evicted KV so far - KV released before j
+    fin_c = np.where(rp.finish, rp.m + c, 0)
+    delta = (np.bincount(bi, weights=c, minlength=nb) - np.bincount(be, weights=rp.evict_m, minlength=nb)
+             - np.r_[0.0, np.bincount(bi, weights=fin_c, minlength=nb)[:-1]])
+    kv = np.cumsum(np.rint(delta).astype(np.int64))
+    if np.any(kv > inst.memory):
+        return None
+    done = np.zeros(inst.n, dtype=bool)
+    done[r[rp.finish]] = True
+    if not done.all():  # [incomplete]
+        return None
+    dur = inst.cost_model.batch_times(c, rp.m, rp.decode, sched.ptr)
+    end = start + dur
+    prev_end = end[:-1]
+    if np.any(start[1:] < prev_end - EPS * np.maximum(1.0, np.abs(prev_end))):  # [order]
+        return None
+
+    # metrics, as the replay computes them
+    busy = float(np.cumsum(dur)[-1])  # the replay's running sum, term by term
+    ge = np.flatnonzero(rp.gen)       # entries that generate, in schedule order
+    g_req, g_end = r[ge], end[bi[ge]]
+    by_req = np.argsort(g_req, kind="stable")
+    has_prev_sorted = np.zeros(len(ge), dtype=bool)
+    has_prev_sorted[1:] = g_req[by_req][1:] == g_req[by_req][:-1]
+    prev_sorted = np.r_[np.nan, g_end[by_req][:-1]]
+    has_prev = np.empty(len(ge), dtype=bool)
+    has_prev[by_req] = has_prev_sorted
+    prev = np.empty(len(ge))
+    prev[by_req] = prev_sorted
+    first_token = np.full(inst.n, np.nan)
+    first_token[g_req[~has_prev]] = g_end[~has_prev]
+    completion = np.full(inst.n, np.nan)
+    completion[r[rp.finish]] = end[bi[rp.finish]]
+    tbt = g_end[has_prev] - prev[has_prev]
+    tbt_req = g_req[has_prev]
+    max_gap = np.zeros(inst.n)
+    np.maximum.at(max_gap, tbt_req, tbt)
+    return _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, int(max(0, kv.max())), busy, len(e))
+
+
+def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
     n = inst.n
     st = RequestStates(inst.prompt, inst.output, inst.model)
     slot = inst.model == SLOT
@@ -180,11 +265,17 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
                                     f"{st.generated[i]} of {inst.output[i]} output tokens"
                                     + (f" ({len(missing)} requests incomplete)" if len(missing) > 1 else "")])
 
+    tbt = np.concatenate(gaps) if gaps else np.zeros(0)
+    tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
+    return _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, peak, busy, int(st.evictions.sum()))
+
+
+def _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, peak, busy, evictions) -> VerifyResult:
+    n = inst.n
     latency = completion - inst.arrival
     ttft = first_token - inst.arrival
     multi = inst.output > 1
     tpot = (completion[multi] - first_token[multi]) / (inst.output[multi] - 1)
-    tbt = np.concatenate(gaps) if gaps else np.zeros(0)
     makespan = float(completion.max())
     span = makespan - float(inst.arrival.min())
     metrics = {
@@ -204,7 +295,7 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
         "throughput": float(inst.output.sum()) / span if span > 0 else None,
         "peak_memory": int(peak),
         "batches": sched.n_batches,
-        "evictions": int(st.evictions.sum()),
+        "evictions": evictions,
         "busy_time": busy,
     }
     if inst.ttft_slo is not None:
@@ -213,5 +304,4 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
     if inst.tbt_slo is not None:
         has = ~np.isnan(inst.tbt_slo)
         metrics["tbt_slo_attainment"] = float(np.mean(max_gap[has] <= inst.tbt_slo[has] + EPS)) if has.any() else None
-    tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
     return VerifyResult(True, [], metrics, first_token, completion, (tbt_req, tbt))

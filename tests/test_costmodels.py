@@ -84,3 +84,32 @@ def test_every_profile_loads_and_names_its_source():
         assert prof.get("source"), name
         model = costmodels.load_profile(name)
         assert t(model, [16, 1], [0, 40], [False, True]) > 0
+
+
+@pytest.mark.parametrize("spec", ["infermax-llama2-7b-a100", "li-llama3-70b-2xa100",
+                                  {"form": "linear", "d0": 0.4, "d1": 0.05}, {"form": "unit"},
+                                  {"form": "staircase", "c": 0.02, "a": 0.01, "b0": 128},
+                                  {"form": "infermax", "a_o": 0.002, "b_o": 0.06, "a_d": 8e-6, "b_d": 0.02,
+                                   "s_d": 7e-4, "a_p": 1.7e-7, "b_p": 0.09, "s_p": 0.0015, "m_p": 3e-6,
+                                   "layers": 80, "phi": 0.1}])
+def test_bulk_forms_are_batch_time_bit_for_bit(spec):
+    """batch_times and repeat_times return exactly (==, not approx) what batch_time returns batch by
+    batch: the simulator and the verifier use them in its place."""
+    model = costmodels.build(spec) if isinstance(spec, dict) else costmodels.load_profile(spec)
+    rng = np.random.default_rng(0)
+    lens = rng.integers(1, 9, 40)
+    ptr = np.r_[0, np.cumsum(lens)]
+    c = rng.integers(1, 5000, ptr[-1])
+    m = rng.integers(0, 200_000, ptr[-1])
+    decode = rng.random(ptr[-1]) < 0.6
+    c[decode] = 1
+    one_by_one = [model.batch_time(c[a:b], m[a:b], decode[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+    as_float = [model.batch_time(c[a:b] * 1.0, m[a:b] * 1.0, decode[a:b]) for a, b in zip(ptr[:-1], ptr[1:])]
+    assert one_by_one == as_float  # integer inputs may take an exact integer path: the same floats
+    assert model.batch_times(c, m, decode, ptr).tolist() == one_by_one
+    for n_pre in (0, 1, 3):  # decodes only, and with prefill chunks
+        c = np.r_[rng.integers(1, 3000, n_pre), np.ones(37, dtype=np.int64)]
+        m0 = rng.integers(0, 100_000, n_pre + 37)
+        decode = np.r_[np.zeros(n_pre, dtype=bool), np.ones(37, dtype=bool)]
+        run = [model.batch_time(c, m0 + s * c, decode) for s in range(50)]
+        assert model.repeat_times(c, m0, decode, 50).tolist() == run

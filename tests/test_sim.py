@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from lpbench.errors import InputError
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
 from lpbench.verify import verify
@@ -67,3 +68,28 @@ def test_vllm_refuses_prompts_above_its_budget():
     with pytest.raises(InputError, match="policy 'vllm' has no chunked prefill"):
         simulate(inst, make_policy("vllm", inst))
     assert verify(inst, simulate(inst, make_policy("sarathi", inst)).schedule).feasible
+
+
+STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "orca", "fastertransformer", "sarathi-serve",
+          "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_repeated_batch_runs_build_the_batch_by_batch_schedule(seed):
+    """The engine's one-step runs of repeated batches (decodes, a prefill chunk) give, batch for batch, the schedule of the
+    plain loop (the policy's promise switched off), with and without memory pressure and budgets."""
+    case = [dict(limits={"token_budget": 4096}), dict(memory=None, horizon=0.0, limits={"token_budget": 4096}),
+            dict(limits={"token_budget": 512, "max_batch_requests": 6}), dict(horizon=3.0),
+            dict(limits={"token_budget": 100}), dict(memory=None, horizon=0.3, limits={"token_budget": 60})][seed]
+    inst = random_batch_instance(seed, n=40, **case)  # the last two chunk most prompts over several batches
+    for name in STEADY:
+        try:
+            fast = simulate(inst, make_policy(name, inst)).schedule
+        except InputError:  # an unchunked policy and prompts above the budget
+            continue
+        plain_policy = make_policy(name, inst)
+        plain_policy.steady_batches = lambda req, tokens, decode: (0, True)
+        plain = simulate(inst, plain_policy).schedule
+        for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens, fast.eptr, fast.evict),
+                        (plain.start, plain.ptr, plain.req, plain.tokens, plain.eptr, plain.evict)):
+            assert np.array_equal(a, b), name

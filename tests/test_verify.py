@@ -1,6 +1,7 @@
 """The verifier against hand-made schedules with hand-computed metrics."""
 import pytest
 
+from lpbench.errors import InputError
 from lpbench.instance import parse_instance
 from lpbench.schedule import Schedule
 from lpbench.verify import verify
@@ -101,3 +102,78 @@ def test_eviction_rules():
     res = check({**BATCH, "limits": {}}, [{"start": 1, "requests": ["A"], "tokens": [2]},
                                           {"start": 1.5, "requests": ["A"], "tokens": [1]}])
     assert res.violations == ["batch 1 (start 1.5): [order] starts before the previous batch ends at 2"]
+
+
+def _same(a, b):
+    import numpy as np
+    assert a.feasible == b.feasible and a.violations == b.violations
+    if a.feasible:
+        assert a.metrics == b.metrics
+        for x, y in ((a.first_token, b.first_token), (a.completion, b.completion), *zip(a.tbt, b.tbt)):
+            assert np.array_equal(x, y, equal_nan=True)
+
+
+def _corrupt(sched, rng):
+    """One random corruption of a schedule: a token count, a start, a dropped batch or entry, a duplicate,
+    a spurious eviction (every rule of the flat check gets hit over the seeds)."""
+    import numpy as np
+    from lpbench.schedule import ScheduleBuilder
+    batches = [list(sched.batch(j)) for j in range(sched.n_batches)]
+    starts = sched.start.copy()
+    j = int(rng.integers(len(batches)))
+    r, c, e = (x.copy() for x in batches[j])
+    kind = int(rng.integers(7))
+    if kind == 0:
+        c[rng.integers(len(c))] += int(rng.choice([-1, 1, 5]))
+    elif kind == 1:
+        starts[j] -= float(rng.choice([1e-3, 1.0]))
+    elif kind == 2:
+        del batches[j]
+        starts = np.delete(starts, j)
+    elif kind == 3:
+        r, c = np.r_[r, r[:1]], np.r_[c, c[:1]]
+    elif kind == 4:
+        e = np.r_[e, r[:1]]
+        r, c = r[1:], c[1:]
+    elif kind == 5:
+        e = np.r_[e, rng.integers(0, sched.req.max() + 1, 1)]
+    else:
+        r, c = r[:-1], c[:-1]
+    if kind != 2:
+        batches[j] = [r, c, e]
+    b = ScheduleBuilder()
+    for s, (r, c, e) in zip(starts, batches):
+        b.add(s, r, c, e)
+    return b.build()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_flat_check_agrees_with_the_replay(seed):
+    """The batch-model flat check returns exactly the replay's result on valid schedules, and on
+    corrupted ones hands over to the replay (same violations)."""
+    import numpy as np
+    from helpers import random_batch_instance
+    from lpbench.policies import applicable, make_policy
+    from lpbench.sim import simulate
+    from lpbench.verify import _verify_flat, _verify_replay
+    rng = np.random.default_rng(seed)
+    limits = [None, {"token_budget": 256}, {"token_budget": 300, "prefill_budget": 128, "max_batch_requests": 6}]
+    inst = random_batch_instance(seed, n=25, limits=limits[seed % 3],
+                                 cost=["infermax-llama2-7b-a100", {"form": "linear", "d0": 0.01, "d1": 1e-5}][seed % 2])
+    for p in applicable(inst)[::2]:
+        try:
+            sched = simulate(inst, make_policy(p, inst)).schedule
+        except InputError:  # a policy that cannot serve the instance (unchunked prompt above the budget)
+            continue
+        ref = _verify_replay(inst, sched)
+        assert ref.feasible, (p, ref.violations)
+        _same(_verify_flat(inst, sched), ref)
+        for _ in range(6):
+            bad = _corrupt(sched, rng)
+            ref = _verify_replay(inst, bad)
+            flat = _verify_flat(inst, bad)
+            if ref.feasible:
+                _same(flat, ref)
+            else:
+                assert flat is None, (p, ref.violations)
+            _same(verify(inst, bad), ref)

@@ -32,6 +32,9 @@ class InferMaxCost(CostModel):
     positive = ("layers",)
 
     def batch_time(self, c, m, decode) -> float:
+        c, m = np.asarray(c), np.asarray(m)
+        if c.dtype.kind in "iu" and m.dtype.kind in "iu":
+            return self._integer_batch_time(c, m, np.asarray(decode, dtype=bool))
         c = np.asarray(c, dtype=np.float64)
         m = np.asarray(m, dtype=np.float64)
         per_layer = self.a_o * c.sum() + self.b_o
@@ -46,3 +49,60 @@ class InferMaxCost(CostModel):
             per_layer += ((self.a_p * (cp * cp + 2.0 * cp * mp).sum() + self.b_p) * (1.0 + self.phi * (n_p > 1))
                           + self.s_p * n_p + self.m_p * mp.sum())
         return self.layers * per_layer * 1e-3
+
+    def _integer_batch_time(self, c, m, decode) -> float:
+        """batch_time for integer c and m (the simulator's and the verifier's), with fewer numpy calls: its
+        sums are integers, computed exactly (below 2**53 the float sums above are exact too), so the
+        result is the same float."""
+        pre = np.flatnonzero(~decode)
+        n_p = len(pre)
+        n_d = len(c) - n_p
+        per_layer = self.a_o * float(c.sum()) + self.b_o
+        mp = m[pre].tolist() if n_p else []
+        if n_d:
+            kv = int(m.sum()) - sum(mp) + n_d  # Σ_D (m + 1)
+            per_layer += (self.a_d * float(kv) + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
+        if n_p:
+            work = sum(x * x + 2 * x * y for x, y in zip(c[pre].tolist(), mp))
+            per_layer += ((self.a_p * float(work) + self.b_p) * (1.0 + self.phi * (n_p > 1))
+                          + self.s_p * n_p + self.m_p * float(sum(mp)))
+        return self.layers * per_layer * 1e-3
+
+    def batch_times(self, c, m, decode, ptr):
+        # every sum is of integer-valued float64 terms below 2**53, so exact in any order: the same
+        # values as batch_time's, combined by the same expression
+        starts = ptr[:-1]
+        c = np.asarray(c, dtype=np.float64)
+        m = np.asarray(m, dtype=np.float64)
+        decode = np.asarray(decode, dtype=bool)
+        n_d = np.add.reduceat(decode.astype(np.int64), starts)
+        n_p = np.diff(ptr) - n_d
+        per_layer = self.a_o * np.add.reduceat(c, starts) + self.b_o
+        kv = np.add.reduceat(np.where(decode, m + 1.0, 0.0), starts)
+        dec = (self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
+        per_layer = np.where(n_d > 0, per_layer + dec, per_layer)
+        work = np.add.reduceat(np.where(decode, 0.0, c * c + 2.0 * c * m), starts)
+        mp = np.add.reduceat(np.where(decode, 0.0, m), starts)
+        pre = (self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p + self.m_p * mp
+        per_layer = np.where(n_p > 0, per_layer + pre, per_layer)
+        return self.layers * per_layer * 1e-3
+
+    def repeat_times(self, c, m0, decode, steps):
+        # batch s has m = m0 + s c: each sum of batch_time is an integer, linear in s, computed exactly in
+        # int64 and converted once (exact below 2**53), then combined by batch_time's expression
+        c, m0, decode = np.asarray(c, dtype=np.int64), np.asarray(m0, dtype=np.int64), np.asarray(decode, dtype=bool)
+        s = np.arange(steps, dtype=np.int64)
+        n_d = int(np.count_nonzero(decode))
+        n_p = len(c) - n_d
+        per_layer = self.a_o * float(c.sum()) + self.b_o
+        if n_d:
+            cd, md = c[decode], m0[decode]
+            kv = (int((md + 1).sum()) + int(cd.sum()) * s).astype(np.float64)  # Σ (m + 1)
+            per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d)
+        if n_p:
+            cp, mp = c[~decode], m0[~decode]
+            work = (int((cp * cp + 2 * cp * mp).sum()) + int((2 * cp * cp).sum()) * s).astype(np.float64)
+            m_sum = (int(mp.sum()) + int(cp.sum()) * s).astype(np.float64)
+            per_layer = per_layer + ((self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p
+                                     + self.m_p * m_sum)
+        return self.layers * per_layer * 1e-3  # an array: a batch has a decode or a prefill

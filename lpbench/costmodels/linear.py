@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import numpy as np
+
 from .base import FORMS, CostModel
 
 
@@ -16,3 +18,12 @@ class LinearCost(CostModel):
 
     def batch_time(self, c, m, decode) -> float:
         return self.d0 + self.d1 * float((m + c).sum())
+
+    def batch_times(self, c, m, decode, ptr):
+        kv = np.add.reduceat(np.asarray(m, dtype=np.int64) + np.asarray(c, dtype=np.int64), ptr[:-1])
+        return self.d0 + self.d1 * kv.astype(np.float64)
+
+    def repeat_times(self, c, m0, decode, steps):
+        c = np.asarray(c, dtype=np.int64)
+        kv = int((np.asarray(m0, dtype=np.int64) + c).sum()) + int(c.sum()) * np.arange(steps, dtype=np.int64)
+        return self.d0 + self.d1 * kv.astype(np.float64)

@@ -39,6 +39,20 @@ class Policy:
     def on_batch_end(self, req, tokens, gen, finished) -> None:
         pass
 
+    def steady_batches(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray) -> tuple[int, bool]:
+        """Called after a batch (``req``, ``tokens``; ``decode`` the phases before it) that evicted and
+        completed nothing has ended. Returns (R, sensitive): the policy promises that, with its state and
+        the engine's advanced as the batch-by-batch loop would, each of its next R calls to ``next_batch``
+        returns this same batch again, unless (``sensitive``) a request arrives first. In none of those
+        batches may a request complete or change phase (a prefill chunk must leave pending tokens). The
+        default promises nothing."""
+        return 0, True
+
+    def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int) -> None:
+        """The engine ran ``steps`` of the batches promised by ``steady_batches``: update the policy's own
+        bookkeeping as ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
+        raise NotImplementedError
+
 
 def make_policy(name: str, inst=None, **params) -> Policy:
     cls = POLICIES.get(name)

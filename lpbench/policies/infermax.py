@@ -86,7 +86,8 @@ class UnifiedScheduler(Policy):
                              f"of {int(worst[i])} tokens (prompt + output - 1), above its budget P = {self.P:g}; "
                              "raise limits.token_budget or use a chunked policy")
         self.waiting: deque[int] = deque()
-        self.wait_ranked: list[tuple[int, int]] = []  # Rank schedulers: R_w sorted by (rank, index)
+        self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
+        self.wait_ids: list[int] = []   # ... and the requests, in the same order
         self.running: list[int] = []   # holding KV, in arrival order
         self.reserved = np.zeros(inst.n, dtype=np.int64)
         self.reserved_total = 0
@@ -100,21 +101,25 @@ class UnifiedScheduler(Policy):
     def on_arrivals(self, idx) -> None:
         if self.priority == "rank":
             for i in idx.tolist():
-                bisect.insort(self.wait_ranked, (int(self.rank[i]), i))
+                self.to_waiting(i)
         else:
             self.waiting.extend(idx.tolist())
 
     def to_waiting(self, i: int) -> None:
         """An evicted request re-enters R_w: at the front (FCFS groups) or at its rank."""
         if self.priority == "rank":
-            bisect.insort(self.wait_ranked, (int(self.rank[i]), i))
+            r = int(self.rank[i])
+            k = bisect.bisect(self.wait_rank, r)
+            self.wait_rank.insert(k, r)
+            self.wait_ids.insert(k, i)
         else:
             self.waiting.appendleft(i)
 
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
-            k = bisect.bisect_left(self.wait_ranked, (int(self.rank[i]), i))
-            del self.wait_ranked[k]
+            k = bisect.bisect_left(self.wait_rank, int(self.rank[i]))
+            del self.wait_rank[k]
+            del self.wait_ids[k]
         elif self.waiting[0] == i:
             self.waiting.popleft()
         else:
@@ -223,24 +228,93 @@ class UnifiedScheduler(Policy):
 
     def ranked_candidates(self):
         """R_w ∪ R_r by rank, merged lazily; waiting requests (all in prefill) stop being offered
-        once the prefill budget P is used up, so a long queue is not rescanned every batch."""
-        run_arr = np.array(self.running, dtype=np.int64)
-        run_rank = self.rank[run_arr]
+        once the prefill budget P is used up, so a long queue is not rescanned every batch. Running
+        requests come as arrays, each the run of them ranked before the next waiting request. Once no
+        victim is left, waiting requests that need more than the free memory are not offered: the loop
+        would skip them, and skipping changes nothing it tests (free memory, C, P, the cap)."""
+        run = np.array(self.running, dtype=np.int64)
+        run_rank = self.rank[run]
         order = np.argsort(run_rank)             # ranks are distinct: the same order as sorted()
-        run, run_rank = run_arr[order].tolist(), run_rank[order].tolist()
-        ranked = self.wait_ranked if self.P - self.tok > 0 else []
-        wait = [i for _, i in ranked]
-        wait_rank = [r for r, _ in ranked]
+        run, run_rank = run[order], run_rank[order].tolist()
+        if self.P - self.tok > 0:
+            wait, wait_rank = self.wait_ids[:], self.wait_rank[:]
+        else:
+            wait, wait_rank = [], []
+        wait_need = None
         a = b = 0
-        while a < len(run) or b < len(wait):
-            if b < len(wait) and self.P - self.tok <= 0:
-                wait = wait[:b]
-            if b < len(wait) and (a == len(run) or wait_rank[b] < run_rank[a]):
+        nr, nw = len(run), len(wait)
+        while a < nr or b < nw:
+            if b < nw and self.P - self.tok <= 0:
+                nw = b
+            if b < nw:
+                a2 = bisect.bisect_left(run_rank, wait_rank[b], a)  # running requests ranked before wait[b]
+                if a2 > a:
+                    a, prev = a2, a
+                    yield run[prev:a2]
+                    continue
+                if self._no_victim:
+                    if wait_need is None:  # reserve_needed() of each waiting request (it holds nothing)
+                        ids = np.array(wait, dtype=np.int64)
+                        wait_need = (self.inst.prompt[ids] + self.inst.output[ids] - 1 if self.eviction_free
+                                     else self.st.S[ids])
+                    end = nw if a == nr else bisect.bisect_left(wait_rank, run_rank[a], b, nw)
+                    fits = np.flatnonzero(wait_need[b:end] <= self.free())
+                    if not len(fits):
+                        b = end
+                        continue
+                    b += int(fits[0])
                 b += 1
                 yield wait[b - 1]
-            elif a < len(run):
-                a += 1
-                yield run[a - 1]
+            else:
+                a, prev = nr, a
+                yield run[prev:]
+
+    def take_decodes(self, arr, req, toks, phases) -> np.ndarray:
+        """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
+        longest prefix that the loop below would add one by one through its running-decode fast path
+        (decodes that fit in free memory, within C and the batch-size cap), and return the rest. Requests
+        evicted earlier in the batch are dropped first: the loop skips them without testing anything."""
+        if self._evicted:
+            arr = arr[~np.isin(arr, self._evicted)]
+        if not self.hybrid and phases and True not in phases:
+            return arr  # the loop decides (② may apply)
+        st = self.st
+        m = st.m[arr]
+        dec = m >= st.L[arr]
+        limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
+        if limit > 0 and not dec[:limit].all():
+            limit = int(np.argmin(dec[:limit]))  # the first prefill among them
+        if limit <= 0:
+            return arr
+        chosen = arr[:limit]
+        need = (np.zeros(limit, dtype=np.int64) if self.eviction_free
+                else np.maximum(0, m[:limit] + 1 - self.reserved[chosen]))
+        k = int(np.searchsorted(np.cumsum(need), self.free(), side="right"))  # each one fits after those before
+        if k:
+            chosen, need = chosen[:k], need[:k]
+            self.reserved[chosen] += need
+            self.reserved_total += int(need.sum())
+            ids = chosen.tolist()
+            req.extend(ids)
+            toks.extend([1] * k)
+            self.tok += k
+            self.in_batch.update(ids)
+            phases.add(True)
+        return arr[k:]
+
+    def candidates(self, members, req, toks, phases):
+        """The members of a group one by one; an array of running requests (a group, or a run of the rank
+        merge) goes through ``take_decodes`` around each request the loop must decide."""
+        for item in ([members] if isinstance(members, np.ndarray) else members):
+            if not isinstance(item, np.ndarray):
+                yield item
+                continue
+            while len(item) >= 8:  # the loop decides for the first one take_decodes leaves, then take_decodes again
+                item = self.take_decodes(item, req, toks, phases)
+                if len(item):
+                    yield int(item[0])
+                    item = item[1:]
+            yield from item.tolist()  # a few: one by one is cheaper than numpy
 
     def next_batch(self, t):
         self.tok = 0
@@ -249,20 +323,19 @@ class UnifiedScheduler(Policy):
         self._order = None  # lower_priority_first(), computed on the first eviction of the batch
         req, toks = [], []
         phases: set[bool] = set()
-        decode_need = None  # running_decode_needs(), computed at the first candidate the loop examines
-        no_victim = False
+        self._no_victim = False
+        self._admitted = False
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
-            for cand in (members.tolist() if isinstance(members, np.ndarray) else members):
+            for cand in self.candidates(members, req, toks, phases):
                 if self.C - self.tok < 1 or len(req) >= self.cap:  # nothing more can be allocated
                     break
                 if cand in self.in_batch or cand in self._evicted:
                     continue
-                if decode_need is None:
-                    decode_need = self.running_decode_needs()
-                need = decode_need.get(cand)
-                if need is not None and need <= self.free() and (self.hybrid or not phases or True in phases):
+                if (self.holds(cand) and self.decoding(cand) and self.reserve_needed(cand) <= self.free()
+                        and (self.hybrid or not phases or True in phases)):
+                    need = self.reserve_needed(cand)
                     # a running decode that fits: the general path below with c = 1, gate = need, no eviction
                     self.reserved[cand] += need
                     self.reserved_total += need
@@ -272,7 +345,7 @@ class UnifiedScheduler(Policy):
                     self.in_batch.add(cand)
                     phases.add(True)
                     continue
-                if no_victim and not self.holds(cand) and self.reserve_needed(cand) > self.free():
+                if self._no_victim and not self.holds(cand) and self.reserve_needed(cand) > self.free():
                     continue  # the general path skips it too: it cannot fit, and nothing ranks below it
                 dec = self.decoding(cand)
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
@@ -291,7 +364,7 @@ class UnifiedScheduler(Policy):
                     if v is None:                                   # ④ self-evict / skip
                         # Rank: candidates come in rank order and the victim's rank only falls, so no
                         # later candidate can evict either (only free memory admits from now on)
-                        no_victim = may_evict and self.priority == "rank"
+                        self._no_victim = may_evict and self.priority == "rank"
                         if self.holds(cand):
                             self.evict(cand)
                         admitted = False
@@ -304,6 +377,7 @@ class UnifiedScheduler(Policy):
                 if not self.holds(cand):
                     self.from_waiting(cand)
                     bisect.insort(self.running, cand)
+                    self._admitted = True
                 self.reserved[cand] += need
                 self.reserved_total += need
                 req.append(cand)
@@ -314,20 +388,54 @@ class UnifiedScheduler(Policy):
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
 
-    def running_decode_needs(self) -> dict[int, int]:
-        """Running decodes -> the KV slots reserve_needed() would ask for. Computed at any point of a
-        batch it gives the same value for every candidate not yet examined: a request's m, L and reservation
-        change only when it is evicted or admitted, after which the loop skips it."""
-        if not self.running:
-            return {}
-        run = np.array(self.running, dtype=np.int64)
+    def steady_batches(self, req, tokens, decode):
+        """A batch B that evicts, admits and completes nothing, with at most one prefill chunk that leaves
+        its prompt unfinished, repeats until a decode in it completes, that prefill reaches its last
+        chunk, or free memory runs short. Proof, with the state advanced by one step (every m grows by
+        its c, a decode's reservation by one, nothing else moves):
+
+        * the groups are the same lists in the same order: no request changes phase, the running list
+          and the ranks do not change, and §6's order by m is kept because every decode's m grows by one;
+        * at every candidate the batch so far is the same, so the C, P and batch-size room, ② and the
+          Rank merge's cut-off are the same. The prefill chunk took the whole room (c < pending), and
+          its room, hence c, stays the same while more than c tokens remain;
+        * each decode of B fits again: a step needs Σ (m + 1 - reserved) = |D| slots with reserved = m
+          (checked; zero for EF), the prefill none, and R is capped so free memory covers every step;
+        * every other candidate was refused in B by a rule that no step undoes: the room, ②, or memory
+          (free memory only falls; the gate and the histogram change only at completions). A refusal for
+          memory never evicted (B evicts nothing), so no victim ranked below it, and none does now; a
+          running request always fits (a decode's refusal would have evicted), so it was refused by room.
+        * R_w changes only by arrivals: appended at the back of a FCFS queue they cannot pass its refused
+          head, so the run ignores them, except when R_w is empty (a new head may fit) and for the Rank
+          schedulers (a new request may rank ahead); then it stops at the next arrival.
+        """
+        if self._evicted or self._admitted:
+            return 0, True
         st = self.st
-        dec = run[st.m[run] >= st.L[run]]
-        if self.eviction_free:
-            need = np.zeros(len(dec), dtype=np.int64)
+        pre = req[~decode]
+        if len(pre) > 1 or (len(pre) and st.m[pre[0]] >= st.L[pre[0]]):  # a prefill finished: it now decodes
+            return 0, True
+        steps = INF
+        if len(pre):
+            steps = int(st.L[pre[0]] - st.m[pre[0]] - 1) // int(tokens[~decode][0])  # more than c left each time
+        dec = req[decode]
+        if len(dec):
+            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()) - 1)  # none completes
+            if not self.eviction_free:
+                if not np.array_equal(self.reserved[dec], st.m[dec]):
+                    return 0, True
+                steps = min(steps, self.free() // len(dec))
+        if self.priority == "rank":
+            sensitive = True
         else:
-            need = np.maximum(0, st.m[dec] + 1 - self.reserved[dec])
-        return dict(zip(dec.tolist(), need.tolist()))
+            sensitive = not self.waiting and (self.hybrid or self.priority != "decode")
+        return int(steps), sensitive
+
+    def advance_run(self, req, tokens, decode, steps):
+        if not self.eviction_free:  # each step reserves one more slot per decode (reserved = m)
+            dec = req[decode]
+            self.reserved[dec] += steps
+            self.reserved_total += steps * len(dec)
 
     def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""
@@ -335,7 +443,7 @@ class UnifiedScheduler(Policy):
             return False
         m = members
         st = self.st
-        if not np.all(st.m[m] >= st.L[m]):
+        if not (st.m[m] >= st.L[m]).all():
             return False
         if not self.hybrid and phases and True not in phases:
             return True  # every member would be skipped by ②
@@ -344,7 +452,7 @@ class UnifiedScheduler(Policy):
             return False
         chosen = m[:k]
         need = 0 if self.eviction_free else np.maximum(0, st.m[chosen] + 1 - self.reserved[chosen])
-        total = int(np.sum(need))
+        total = 0 if self.eviction_free else int(need.sum())
         if total > self.free():
             return False
         self.reserved[chosen] += need

@@ -87,6 +87,31 @@ class _CycleScheduler(Policy):
         if done:
             self.retire(done)
 
+    def steady_batches(self, req, tokens, decode):
+        """Two batches repeat. (1) The chunk of the request whose prefill is under way: both algorithms
+        return it first, and it stays T_lcm tokens while more than that remain. (2) A decode batch of the
+        whole decode window, until a member completes: the window changes only by completions
+        (``retire``), the reservations are peaks (nothing grows per step), and the mode test looks at
+        arrivals only as ``steady_sensitive`` says."""
+        st = self.st
+        if self.current is not None:
+            i = self.current
+            return int(st.L[i] - st.m[i] - 1) // int(tokens[0]), False
+        if not decode.all() or not self.steady_window(req):
+            return 0, True
+        return int((self.inst.output[req] - st.generated[req]).min()) - 1, self.steady_sensitive()
+
+    def advance_run(self, req, tokens, decode, steps):
+        pass  # neither a chunk nor a decode step changes the cycle schedulers' bookkeeping
+
+    def steady_window(self, req) -> bool:
+        """B ran the decode window (all of it)."""
+        raise NotImplementedError
+
+    def steady_sensitive(self) -> bool:
+        """An arrival may change the mode test's answer."""
+        raise NotImplementedError
+
     def prefilled(self, i: int, finished: bool) -> None:
         raise NotImplementedError
 
@@ -123,6 +148,13 @@ class RAD(_CycleScheduler):
     def prefilled(self, i, finished) -> None:
         if not finished:
             self.D.append(i)
+
+    def steady_window(self, req) -> bool:
+        return len(req) == len(self.D)  # line 7 ran D
+
+    def steady_sensitive(self) -> bool:
+        # line 6's test holds until a completion; an arrival can only flip its "P empty" part
+        return not self.P
 
     def retire(self, done) -> None:
         self.D = [i for i in self.D if i not in done]                   # line 8
@@ -163,6 +195,12 @@ class RADAlg2(_CycleScheduler):
     def prefilled(self, i, finished) -> None:
         if not finished:
             self.D.append(i)
+
+    def steady_window(self, req) -> bool:
+        return self.mode == "decode" and len(req) == len(self.active)  # line 17 ran the active window
+
+    def steady_sensitive(self) -> bool:
+        return False  # decode mode does not look at P
 
     def retire(self, done) -> None:
         if self.mode != "decode":

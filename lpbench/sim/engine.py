@@ -5,6 +5,16 @@ any evictions; the engine applies the transition rules of :mod:`lpbench.semantic
 clock, and records the :class:`~lpbench.schedule.Schedule`, which the caller verifies.
 Per batch the work is proportional to the requests in it (numpy over the batch), so long traces
 simulate in seconds.
+
+Repeated batches. After a batch that evicts nothing and completes nothing, the policy may promise,
+through :meth:`~lpbench.policies.base.Policy.steady_batches`, that its next ``R`` batches would be the
+same batch again (same requests in the same order, same tokens: decodes and a prefill chunk that does
+not finish its prompt), provided no request arrives before a batch starts when it says the run is
+arrival-sensitive. The engine then appends those batches in one numpy step: their times from the cost
+model's ``repeat_times`` (bit for bit the per-batch times), their starts by the same left-to-right sum
+as ``t += dur``, the state advanced by :meth:`~lpbench.semantics.RequestStates.repeat`. The schedule is
+the one the batch-by-batch loop builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py``
+check it.
 """
 from __future__ import annotations
 
@@ -47,6 +57,7 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
     t = float(arrival[0])
     delivered = 0
     completed = 0
+    reported = 0  # thousands of batches reported to progress
     guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
     while completed < n:
         k = int(np.searchsorted(arrival, t, side="right"))
@@ -74,9 +85,24 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
             st.release(finished)
             completed += len(finished)
         policy.on_batch_end(req, tokens, gen, finished)
+        if not len(finished) and (batch.evict is None or not len(batch.evict)):
+            steps, sensitive = policy.steady_batches(req, tokens, decode)
+            if steps > 0:
+                starts = np.empty(steps + 1)
+                starts[0] = t
+                starts[1:] = cost.repeat_times(tokens, st.m[req], decode, steps)
+                np.cumsum(starts, out=starts)  # starts[s]: start of repeat s (a left-to-right sum, as t += dur)
+                if sensitive and delivered < n:  # a repeat must start before the next arrival is delivered
+                    steps = int(np.searchsorted(starts[:steps], arrival[delivered], side="left"))
+                if steps > 0:
+                    st.repeat(req, tokens, decode, steps)
+                    policy.advance_run(req, tokens, decode, steps)
+                    out.add_run(starts[:steps], req, tokens)
+                    t = starts[steps]
         if len(out.starts) > guard:
             raise PolicyDiverged(f"policy {policy.name!r} ran {guard} batches, 10x the tokens of the instance, "
                                  "without finishing (livelock)")
-        if progress is not None and len(out.starts) % 1000 == 0:
+        if progress is not None and len(out.starts) // 1000 > reported:
+            reported = len(out.starts) // 1000
             progress(completed, n, t)
     return SimResult(policy.name, out.build(), time.perf_counter() - t0)
