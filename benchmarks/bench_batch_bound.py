@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from lpbench.formulations.batch_bound import BatchBound
-from lpbench.generators.trace import from_trace_csv
 from lpbench.instance import parse_instance
+from lpbench.traces import ImportSpec, import_trace
 from lpbench.policies import applicable, make_policy
 from lpbench.sim import simulate
 from lpbench.verify import verify
@@ -26,7 +26,8 @@ ap.add_argument("--token-budget", type=int, default=16384)
 ap.add_argument("--policies", default="all", help="comma-separated, or 'all' applicable (slow: up to 5 min each)")
 args = ap.parse_args()
 
-inst = parse_instance(from_trace_csv(args.trace, args.memory, limits={"token_budget": args.token_budget}))
+head, cols = import_trace(args.trace, ImportSpec.for_format("azure", memory=args.memory, token_budget=args.token_budget))
+inst = parse_instance({**head, "requests": {k: v.tolist() for k, v in cols.items()}})
 t0 = time.perf_counter()
 b = BatchBound(inst).bounds()
 secs = time.perf_counter() - t0
