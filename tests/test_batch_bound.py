@@ -113,3 +113,18 @@ def test_csp_rounds_a_scale_that_overflows_and_states_it():
     assert rep["status"] in ("optimal", "time_limit", "feasible") and rep["verified"]
     assert "rounded" in rep["message"]
     assert rep["bound"] <= rep["objective"] * (1 + 1e-9)
+
+
+def test_mc_work_admits_the_smallest_work_first():
+    """Memory holds one request at a time: MC-SF takes the shorter output (a long prompt), MC-Work the
+    request whose prompt + decodes cost less, and both schedules verify."""
+    inst = parse_instance({"memory": 420, "model": "batch", "cost_model": "infermax-llama2-7b-a100",
+                           "requests": {"arrival": [0, 0], "prompt": [400, 10], "output": [10, 20]}})
+    work = BatchBound(inst).works()[0]
+    assert work[1] < work[0]
+    first = {}
+    for name in ("mc-sf", "mc-work"):
+        sched = simulate(inst, make_policy(name, inst)).schedule
+        assert verify(inst, sched).feasible
+        first[name] = sched.batch(0)[0].tolist()
+    assert first == {"mc-sf": [0], "mc-work": [1]}
