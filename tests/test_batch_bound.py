@@ -56,7 +56,7 @@ def test_isolated_time_is_exact_for_a_lone_request():
 def test_srpt_completions_match_a_hand_schedule():
     # A (r=0, p=10), B (r=1, p=1), C (r=1.5, p=3): SRPT runs A 0-1, B 1-2, C 2-5, A 5-14
     c = srpt_completions(np.array([0.0, 1.0, 1.5]), np.array([10.0, 1.0, 3.0]))
-    assert c.tolist() == pytest.approx([2.0, 5.0, 14.0])
+    assert c.tolist() == pytest.approx([14.0, 2.0, 5.0])
 
 
 def test_bound_is_below_the_proven_csp_optimum():

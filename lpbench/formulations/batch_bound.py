@@ -89,27 +89,28 @@ def _cost_terms(cm):
 
 
 def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
-    """Sorted completion times of SRPT on one machine of rate 1 with release dates (preemptive)."""
+    """Completion time of each job (input order) under SRPT on one machine of rate 1 with release
+    dates (preemptive); sorted, they are the smallest possible k-th completions."""
     order = np.argsort(release, kind="stable")
     r, p = release[order], work[order]
     out = np.empty(len(r))
-    heap: list[float] = []
+    heap: list[tuple[float, int]] = []
     t, k, done = 0.0, 0, 0
     n = len(r)
     while done < n:
         if not heap:
             t = max(t, r[k])
         while k < n and r[k] <= t:
-            heapq.heappush(heap, p[k])
+            heapq.heappush(heap, (p[k], order[k]))
             k += 1
-        rem = heapq.heappop(heap)
+        rem, j = heapq.heappop(heap)
         nxt = r[k] if k < n else INF
         if t + rem <= nxt:
             t += rem
-            out[done] = t
+            out[j] = t
             done += 1
         else:
-            heapq.heappush(heap, rem - (nxt - t))
+            heapq.heappush(heap, (rem - (nxt - t), j))
             t = nxt
     return out
 
@@ -195,7 +196,7 @@ class BatchBound(Formulation):
         iso_sorted = np.sort(iso)
         best_total, best_make, srpt_total = float(iso.sum()), float(iso.max()), 0.0
         for p in self.works():
-            C = srpt_completions(a, p)
+            C = np.sort(srpt_completions(a, p))
             srpt_total = max(srpt_total, float(C.sum()))
             best_total = max(best_total, float(np.maximum(C, iso_sorted).sum()))
             best_make = max(best_make, float(C[-1]))
