@@ -128,3 +128,35 @@ def test_mc_work_admits_the_smallest_work_first():
         assert verify(inst, sched).feasible
         first[name] = sched.batch(0)[0].tolist()
     assert first == {"mc-sf": [0], "mc-work": [1]}
+
+
+REFILL_CHEAPER = {"form": "infermax", "a_o": 1e-3, "b_o": 0.01, "a_d": 1.2e-3, "b_d": 0.01, "s_d": 0.001,
+                  "a_p": 1e-7, "b_p": 0.01, "s_p": 0.001, "m_p": 0.0, "layers": 1}
+
+
+def test_refill_path_prices_a_whole_refill_run():
+    """Token g (X = I + g − 1 tokens before its batch) costs, alone, the cheaper of a decode batch
+    (c = 1, m = X − 1) and a one-chunk refill run (c = X, m = 0); here the refill is the cheaper one."""
+    inst = parse_instance({"memory": 1000, "model": "batch", "cost_model": REFILL_CHEAPER,
+                           "requests": {"arrival": [0.0], "prompt": [50], "output": [6]}})
+    bb = BatchBound(inst)
+    _, X, dec, ref = bb._token_paths(with_constants=True)
+    cm = inst.cost_model
+    want_dec = [cm.batch_time([1], [x - 1], [True]) for x in X]
+    want_ref = [cm.batch_time([x], [0], [False]) for x in X]
+    assert (dec * bb.to_s).tolist() == pytest.approx(want_dec, rel=1e-12)
+    assert (ref * bb.to_s).tolist() == pytest.approx(want_ref, rel=1e-12)
+    assert all(r < d for r, d in zip(want_ref, want_dec))
+    prefill = cm.batch_time([50], [0], [False])
+    assert bb.isolated()[0] == pytest.approx(prefill + sum(want_ref), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed,memory,limits", [(7, 500, None), (8, 400, {"token_budget": 64})])
+def test_no_policy_is_below_the_bound_when_refills_are_cheaper(seed, memory, limits):
+    inst = random_batch_instance(seed, n=16, memory=memory, cost=REFILL_CHEAPER, limits=limits, horizon=0.05)
+    b = BatchBound(inst).bounds()
+    metrics = _policy_metrics(inst)
+    assert sum(m["evictions"] for m in metrics.values()) > 0
+    for name, m in metrics.items():
+        assert m["total_latency"] >= b["total_latency"] * (1 - 1e-12), name
+        assert m["makespan"] >= b["makespan"] * (1 - 1e-12), name
