@@ -11,7 +11,7 @@ Diagnosis (the gap is located, not closed): per arrival window, the offered load
 arrivals, memory share rule, over the window length), the latency of those arrivals in one optimal
 schedule of the single-server relaxation (its SRPT schedule) and under each policy; then, per class
 of p_i (quantiles 50/90/99 %), the same sums, and each policy's total split into time to first token
-and decode time (first token to completion).
+and decode time (first token to completion), with its batch count, mean batch size and duration.
 """
 import argparse
 import sys
@@ -58,7 +58,8 @@ for name in names:
     m = ver.metrics
     assert m["total_latency"] >= b["total_latency"] and m["makespan"] >= b["makespan"], name
     latency[name] = ver.completion - a
-    split[name] = ((ver.first_token - a).sum(), (ver.completion - ver.first_token).sum(), m["busy_time"])
+    split[name] = ((ver.first_token - a).sum(), (ver.completion - ver.first_token).sum(), m["busy_time"],
+                   m["batches"], len(res.schedule.req) / m["batches"])
     print(f"{name:<20} {m['total_latency']:16.1f} {m['total_latency'] / b['total_latency']:9.2f} "
           f"{m['makespan']:11.1f} {m['makespan'] / b['makespan']:8.4f} {time.perf_counter() - t1:13.1f}", flush=True)
 
@@ -66,8 +67,9 @@ p = bb.works()[0]
 relax = srpt_completions(a, p) - a
 print(f"\nsingle-server work sum p_i = {p.sum():.1f}s over arrivals in [{a.min():.0f}, {a.max():.0f}]s; "
       f"relaxation's SRPT schedule: total latency {relax.sum():.1f}s")
-for name, (ttft, dec, busy) in split.items():
-    print(f"{name:<20} busy {busy:8.1f}s  time to first token {ttft:12.1f}s  decode {dec:12.1f}s")
+for name, (ttft, dec, busy, nb, size) in split.items():
+    print(f"{name:<20} busy {busy:8.1f}s  time to first token {ttft:12.1f}s  decode {dec:12.1f}s  "
+          f"{nb} batches, mean {size:.1f} requests, {1e3 * busy / nb:.1f} ms")
 cols_ = ["relaxation"] + list(latency)
 print(f"\n{'window s':>11} {'arrivals':>8} {'load':>6} " + " ".join(f"{c:>14}" for c in cols_))
 w = np.floor(a / args.window).astype(int)
