@@ -130,6 +130,15 @@ def test_mc_work_admits_the_smallest_work_first():
     assert first == {"mc-sf": [0], "mc-work": [1]}
 
 
+def test_mc_work_refuses_a_cost_model_without_batch_constants():
+    tiled = {"form": "tiled", "nu_lin": 2000.0, "T_col": 64, "nu_nlin": 2e6, "N": 32, "nu_gemv": 3e5, "d": 128,
+             "T_row_v": 32, "T_col_v": 32, "S": 100, "nu_gemm": 1e5, "T_row": 64, "T_red": 32, "t0": 0.002}
+    inst = parse_instance({"memory": 1000, "model": "batch", "cost_model": tiled,
+                           "requests": {"arrival": [0, 0.1], "prompt": [20, 30], "output": [5, 4]}})
+    with pytest.raises(InputError, match="policy 'mc-work' .*'tiled' form"):
+        simulate(inst, make_policy("mc-work", inst))
+
+
 REFILL_CHEAPER = {"form": "infermax", "a_o": 1e-3, "b_o": 0.01, "a_d": 1.2e-3, "b_d": 0.01, "s_d": 0.001,
                   "a_p": 1e-7, "b_p": 0.01, "s_p": 0.001, "m_p": 0.0, "layers": 1}
 
