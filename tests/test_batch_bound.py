@@ -56,7 +56,7 @@ def test_isolated_time_is_exact_for_a_lone_request():
 def test_srpt_completions_match_a_hand_schedule():
     # A (r=0, p=10), B (r=1, p=1), C (r=1.5, p=3): SRPT runs A 0-1, B 1-2, C 2-5, A 5-14
     c = srpt_completions(np.array([0.0, 1.0, 1.5]), np.array([10.0, 1.0, 3.0]))
-    assert c.tolist() == pytest.approx([2.0, 5.0, 14.0])
+    assert c.tolist() == pytest.approx([14.0, 2.0, 5.0])
 
 
 def test_bound_is_below_the_proven_csp_optimum():
@@ -113,3 +113,59 @@ def test_csp_rounds_a_scale_that_overflows_and_states_it():
     assert rep["status"] in ("optimal", "time_limit", "feasible") and rep["verified"]
     assert "rounded" in rep["message"]
     assert rep["bound"] <= rep["objective"] * (1 + 1e-9)
+
+
+def test_mc_work_admits_the_smallest_work_first():
+    """Memory holds one request at a time: MC-SF takes the shorter output (a long prompt), MC-Work the
+    request whose prompt + decodes cost less, and both schedules verify."""
+    inst = parse_instance({"memory": 420, "model": "batch", "cost_model": "infermax-llama2-7b-a100",
+                           "requests": {"arrival": [0, 0], "prompt": [400, 10], "output": [10, 20]}})
+    work = BatchBound(inst).works()[0]
+    assert work[1] < work[0]
+    first = {}
+    for name in ("mc-sf", "mc-work"):
+        sched = simulate(inst, make_policy(name, inst)).schedule
+        assert verify(inst, sched).feasible
+        first[name] = sched.batch(0)[0].tolist()
+    assert first == {"mc-sf": [0], "mc-work": [1]}
+
+
+def test_mc_work_refuses_a_cost_model_without_batch_constants():
+    tiled = {"form": "tiled", "nu_lin": 2000.0, "T_col": 64, "nu_nlin": 2e6, "N": 32, "nu_gemv": 3e5, "d": 128,
+             "T_row_v": 32, "T_col_v": 32, "S": 100, "nu_gemm": 1e5, "T_row": 64, "T_red": 32, "t0": 0.002}
+    inst = parse_instance({"memory": 1000, "model": "batch", "cost_model": tiled,
+                           "requests": {"arrival": [0, 0.1], "prompt": [20, 30], "output": [5, 4]}})
+    with pytest.raises(InputError, match="policy 'mc-work' .*'tiled' form"):
+        simulate(inst, make_policy("mc-work", inst))
+
+
+REFILL_CHEAPER = {"form": "infermax", "a_o": 1e-3, "b_o": 0.01, "a_d": 1.2e-3, "b_d": 0.01, "s_d": 0.001,
+                  "a_p": 1e-7, "b_p": 0.01, "s_p": 0.001, "m_p": 0.0, "layers": 1}
+
+
+def test_refill_path_prices_a_whole_refill_run():
+    """Token g (X = I + g − 1 tokens before its batch) costs, alone, the cheaper of a decode batch
+    (c = 1, m = X − 1) and a one-chunk refill run (c = X, m = 0); here the refill is the cheaper one."""
+    inst = parse_instance({"memory": 1000, "model": "batch", "cost_model": REFILL_CHEAPER,
+                           "requests": {"arrival": [0.0], "prompt": [50], "output": [6]}})
+    bb = BatchBound(inst)
+    _, X, dec, ref = bb._token_paths(with_constants=True)
+    cm = inst.cost_model
+    want_dec = [cm.batch_time([1], [x - 1], [True]) for x in X]
+    want_ref = [cm.batch_time([x], [0], [False]) for x in X]
+    assert (dec * bb.to_s).tolist() == pytest.approx(want_dec, rel=1e-12)
+    assert (ref * bb.to_s).tolist() == pytest.approx(want_ref, rel=1e-12)
+    assert all(r < d for r, d in zip(want_ref, want_dec))
+    prefill = cm.batch_time([50], [0], [False])
+    assert bb.isolated()[0] == pytest.approx(prefill + sum(want_ref), rel=1e-12)
+
+
+@pytest.mark.parametrize("seed,memory,limits", [(7, 500, None), (8, 400, {"token_budget": 64})])
+def test_no_policy_is_below_the_bound_when_refills_are_cheaper(seed, memory, limits):
+    inst = random_batch_instance(seed, n=16, memory=memory, cost=REFILL_CHEAPER, limits=limits, horizon=0.05)
+    b = BatchBound(inst).bounds()
+    metrics = _policy_metrics(inst)
+    assert sum(m["evictions"] for m in metrics.values()) > 0
+    for name, m in metrics.items():
+        assert m["total_latency"] >= b["total_latency"] * (1 - 1e-12), name
+        assert m["makespan"] >= b["makespan"] * (1 - 1e-12), name

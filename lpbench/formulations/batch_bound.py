@@ -17,21 +17,28 @@ Facts of the semantics used below, for request i with prompt I_i and output O_i:
 (F1) its batches are disjoint in time, all start at or after a_i, and it completes at the end of
 the last one, so its latency is at least the sum of their durations; (F2) one token per batch: its
 g-th token (g >= 2) is generated in its own batch, in which the request's sequence before the batch
-has X = I_i + g − 1 tokens: as a decode step it reads m + 1 = X keys, as a prefill end (a refill
-after an eviction) it processes c >= 1 tokens with m + c = X, so c² + 2cm = X² − m² >= 2X − 1;
-either way it holds m_after = X KV entries after the batch; (F3) the first token ends the first run,
+has X = I_i + g − 1 tokens. Either that batch is a decode step (c = 1, it reads m + 1 = X keys), or
+it ends a refill run: the batches processing i since its last eviction, which left m = 0 with the
+sequence already at S = X (S grows only when a token is generated), so the run processes Σ c = X
+tokens in at least ⌈X / min(C, P)⌉ chunks with Σ (c² + 2cm) = X² (telescoping) and Σ (m + c) >= X.
+The runs of different tokens are disjoint (each ends at the token it generates), so each token can
+be charged the cheaper of its two paths. Either way i holds m_after = X KV entries after the batch
+that generates it; (F3) the first token ends the first run,
 whose chunks (each <= min(C, P) tokens, so at least k_i = ⌈I_i / min(C, P)⌉ of them) process I_i
 tokens in all with Σ (c² + 2cm) = I_i² (telescoping) and hold I_i after the last one;
 (F4) after every batch Σ m_after <= M (CSP (4)), Σ c <= C, and at most R requests are processed.
 
 ``isolated``: C_i − a_i >= t_i, the cheapest way through (F1)-(F3) alone: k_i prefill batches and,
-for each g = 2..O_i, one batch priced at the cheaper phase (batch constants in full). Valid because
-every batch containing i costs at least what is counted for it, and evictions only add batches.
+for each g = 2..O_i, the cheaper of one decode batch and a refill run of ⌈X / min(C, P)⌉ chunks
+(batch constants in full). Valid because every batch containing i costs at least what is counted
+for it, and evictions only add batches.
 
 ``single server`` (release dates): split every batch's time among its requests. By (F4) the batch
 constant is at least Σ_i β·share_i where share_i is one of m_after_i / M, c_i / C or 1 / R (each sums
 to <= 1 over the batch), so request i receives at least its work p_i (its per-participation terms
-plus β·share over (F2)-(F3)) inside [a_i, C_i] from a server of rate 1. That is a preemptive single
+plus β·share over (F2)-(F3); per token, the cheaper path's participation terms plus the decode
+path's share, which is at most the refill run's: X/M for both, 1/C <= X/C, 1/R <= chunks/R) inside
+[a_i, C_i] from a server of rate 1. That is a preemptive single
 machine with release dates, whose k-th smallest completion is at least that of SRPT (SRPT completes
 the most jobs by every time t; Schrage 1968), so C_(k) >= SRPT_(k). The three share rules give three
 valid bounds; the best is kept.
@@ -82,27 +89,28 @@ def _cost_terms(cm):
 
 
 def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
-    """Sorted completion times of SRPT on one machine of rate 1 with release dates (preemptive)."""
+    """Completion time of each job (input order) under SRPT on one machine of rate 1 with release
+    dates (preemptive); sorted, they are the smallest possible k-th completions."""
     order = np.argsort(release, kind="stable")
     r, p = release[order], work[order]
     out = np.empty(len(r))
-    heap: list[float] = []
+    heap: list[tuple[float, int]] = []
     t, k, done = 0.0, 0, 0
     n = len(r)
     while done < n:
         if not heap:
             t = max(t, r[k])
         while k < n and r[k] <= t:
-            heapq.heappush(heap, p[k])
+            heapq.heappush(heap, (p[k], order[k]))
             k += 1
-        rem = heapq.heappop(heap)
+        rem, j = heapq.heappop(heap)
         nxt = r[k] if k < n else INF
         if t + rem <= nxt:
             t += rem
-            out[done] = t
+            out[j] = t
             done += 1
         else:
-            heapq.heappush(heap, rem - (nxt - t))
+            heapq.heappush(heap, (rem - (nxt - t), j))
             t = nxt
     return out
 
@@ -134,31 +142,44 @@ class BatchBound(Formulation):
         g = np.arange(len(owner)) - np.repeat(first, O - 1) + 2
         return owner, (I[owner] + g - 1).astype(np.float64)
 
-    def _chunks(self) -> np.ndarray:
+    def _cap(self) -> float:
+        """Most tokens of one request in one batch: min(C, P)."""
         lim = self.inst.limits
-        cap = min(v for v in (lim.token_budget, lim.prefill_budget, INF) if v is not None)
+        return min(v for v in (lim.token_budget, lim.prefill_budget, INF) if v is not None)
+
+    def _chunks(self) -> np.ndarray:
+        cap = self._cap()
         return np.ceil(self.inst.prompt / cap) if cap < INF else np.ones(self.inst.n)
+
+    def _token_paths(self, with_constants: bool):
+        """Per generated token g >= 2: owner, and the cost of its decode path and of its refill path
+        (F2), per-participation terms only, or with the batch constants of each batch in full."""
+        k = self.k
+        owner, X = self._tokens()
+        chunks = np.ceil(X / self._cap()) if self._cap() < INF else np.ones_like(X)
+        dec = k["a_o"] + k["d1"] * X + k["a_d"] * X + k["s_d"]
+        ref = k["a_o"] * X + k["d1"] * X + k["a_p"] * X * X + chunks * k["s_p"]
+        if with_constants:
+            dec = dec + k["b_o"] + k["b_d"]
+            ref = ref + chunks * (k["b_o"] + k["b_p"])
+        return owner, X, dec, ref
 
     def isolated(self) -> np.ndarray:
         """t_i in seconds (module docstring)."""
         k, I = self.k, self.inst.prompt.astype(np.float64)
-        owner, X = self._tokens()
         chunks = self._chunks()
         pre = k["a_o"] * I + k["a_p"] * I * I + k["d1"] * I + chunks * (k["b_o"] + k["b_p"] + k["s_p"])
-        dec = k["a_d"] * X + k["b_d"] + k["s_d"]
-        ref = k["a_p"] * (2 * X - 1) + k["b_p"] + k["s_p"]
-        tok = k["a_o"] + k["b_o"] + k["d1"] * X + np.minimum(dec, ref)
-        return (pre + np.bincount(owner, tok, minlength=self.inst.n)) * self.to_s
+        owner, _, dec, ref = self._token_paths(with_constants=True)
+        return (pre + np.bincount(owner, np.minimum(dec, ref), minlength=self.inst.n)) * self.to_s
 
     def works(self) -> list[np.ndarray]:
         """p_i in seconds for each valid share rule (memory, token budget, request cap)."""
         k, inst, I = self.k, self.inst, self.inst.prompt.astype(np.float64)
         beta = k["b_o"] + min(k["b_d"], k["b_p"])
-        owner, X = self._tokens()
         chunks = self._chunks()
         base_pre = k["a_o"] * I + k["a_p"] * I * I + k["d1"] * I + chunks * k["s_p"]
-        base_tok = k["a_o"] + k["d1"] * X + np.minimum(k["a_d"] * X + k["s_d"], k["a_p"] * (2 * X - 1) + k["s_p"])
-        base = base_pre + np.bincount(owner, base_tok, minlength=inst.n)
+        owner, X, dec, ref = self._token_paths(with_constants=False)
+        base = base_pre + np.bincount(owner, np.minimum(dec, ref), minlength=inst.n)
         O = inst.output.astype(np.float64)
         shares = [base + beta * (I + np.bincount(owner, X, minlength=inst.n)) / inst.memory]  # m_after / M
         lim = inst.limits
@@ -175,7 +196,7 @@ class BatchBound(Formulation):
         iso_sorted = np.sort(iso)
         best_total, best_make, srpt_total = float(iso.sum()), float(iso.max()), 0.0
         for p in self.works():
-            C = srpt_completions(a, p)
+            C = np.sort(srpt_completions(a, p))
             srpt_total = max(srpt_total, float(C.sum()))
             best_total = max(best_total, float(np.maximum(C, iso_sorted).sum()))
             best_make = max(best_make, float(C[-1]))
