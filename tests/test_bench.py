@@ -232,3 +232,22 @@ def test_diverging_policy_is_a_skipped_row_not_a_lost_solve(tmp_path):
     rows = {r["method"]: r for r in execute(task)}
     assert rows["latency-ip"]["status"] == "optimal" and rows["mc-sf"]["ratio_lower"] >= 1
     assert rows["alpha-protection"]["status"] == "skipped" and "livelock" in rows["alpha-protection"]["message"]
+
+
+def test_dask_worker_killed_under_a_task_becomes_error_rows(monkeypatch):
+    """The KilledWorker path of the Dask executor: a task whose worker process dies (os._exit, so
+    run_isolated's own crash handling never sees it) still yields one error row per method."""
+    import dask
+
+    from lpbench.bench import executors
+
+    namespace: dict = {}
+    exec("def die(task):\n    import os\n    os._exit(1)\n", namespace)  # not importable: pickled by value
+    monkeypatch.setattr(executors, "run_isolated", namespace["die"])
+    tasks = [t.to_dict() for t in load_suite(TINY).tasks()]
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        results = list(executors.run_dask(tasks, workers=1))
+    assert len(results) == len(tasks)
+    for task, rows in results:
+        assert [r["method"] for r in rows] == [task["formulation"], *task["policies"]]
+        assert {r["status"] for r in rows} == {"error"} and all("KilledWorker" in r["message"] for r in rows)
