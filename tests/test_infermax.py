@@ -126,9 +126,10 @@ def _random_batch_instance(rng, n):
 
 
 def test_new_cuts_hold_on_every_verified_policy_schedule():
-    """(V6)-(V8) on random small instances: the batches, the KV held after the generating batches
-    and the keys read by decode steps of every verified policy schedule are at least the bounds."""
-    from lpbench.formulations.infermax_csp import decode_keys, memory_area, min_batches
+    """(V6)-(V10) on random small instances: the batches, prefill batches, the KV held after the
+    generating batches, the keys read by decode steps and the makespan of every verified policy
+    schedule are at least the bounds."""
+    from lpbench.formulations.infermax_csp import decode_keys, memory_area, min_batches, unavoidable_work
     from lpbench.semantics import RequestStates
 
     rng = np.random.default_rng(3)
@@ -142,15 +143,22 @@ def test_new_cuts_hold_on_every_verified_policy_schedule():
             assert sched.n_batches >= min_batches(inst), name
             st = RequestStates(inst.prompt, inst.output, inst.model)
             area, keys, decodes = np.zeros(inst.n), np.zeros(inst.n), np.zeros(inst.n, dtype=int)
+            n_dec = n_pre = 0
             for j in range(sched.n_batches):
                 req, tok, ev = sched.batch(j)
                 st.evict(ev)
                 dec = st.is_decode(req)
+                n_dec, n_pre = n_dec + dec.any(), n_pre + (~dec).any()
                 keys[req[dec]] += st.m[req[dec]] + 1
                 decodes[req[dec]] += 1
                 gen, fin = st.process(req, tok)
                 area[req[gen]] += st.m[req[gen]]
                 st.release(req[fin])
+            assert n_pre >= -(-int(inst.prompt.sum()) // inst.limits.token_budget), name
+            cm = inst.cost_model
+            v10 = cm.layers * 1e-3 * (unavoidable_work(inst, vars(cm)) + cm.b_o * sched.n_batches
+                                      + cm.b_d * n_dec + cm.b_p * n_pre)
+            assert verify(inst, sched).metrics["makespan"] >= v10 * (1 - 1e-12), name
             for i in range(inst.n):
                 I, O = int(inst.prompt[i]), int(inst.output[i])
                 assert area[i] >= memory_area(I, O), name

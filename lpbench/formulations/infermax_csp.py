@@ -90,8 +90,18 @@ after the last non-empty batch every request is complete (termination), so an em
   O − 1 − D terms each <= I + O − 1 (the secant of the convex f, exact at D = O − 1, O − 2).
 * (V8) Σ_j y_j >= max(max_i O_i, ⌈Σ_i (I_i + O_i − 1) / C⌉, ⌈Σ_i (V6)_i / M⌉) (:func:`min_batches`):
   one token per request and batch, and the token and KV totals of (V1) and (V6) under (V5).
+* (V9) Σ_i (c_{i,j} − dstep_{i,j}) <= C yp_j and Σ_j yp_j >= ⌈Σ_i I_i / C⌉: a decode step processes
+  one token, so c − dstep counts prefill tokens, which only batches with a prefill step process; every
+  request's first run caches its prompt of I_i tokens in prefill steps.
+* (V10) A_J >= layers · [W + b_o Y + b_d Yd + b_p Yp] with Y, Yd, Yp the numbers of non-empty,
+  decode and prefill batches and W the work of *Horizon J* (every term of T_j is nonnegative and the
+  work terms sum to at least W; A_J >= Σ_j T_j). With Yd + Yp >= Y (V4) it is written as
+  A_J >= layers · [W + (b_o + b_lo) Y + (b_hi − b_lo) Y_hi] (b_lo, b_hi the smaller and larger phase
+  bias, Y_hi the count of the phase with the larger one), on integer variables Y >= (V8), Yp >= (V9),
+  so that CP-SAT's propagation gives this bound at the root and raises it as Y and Yp rise -- its LP
+  relaxation, on these large coefficients, does not reach it by itself.
 
-(V4)-(V8) let the LP relaxation count the per-batch biases (b_o for each of the >= N batches, a
+(V4)-(V10) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
 phase bias for each) on top of the unavoidable work; where the best policy schedule pays exactly that
 (the short-output mixes), CP-SAT proves it at the root (docs/infermax-csp-scaling.md).
 
@@ -168,21 +178,26 @@ def schedule_from_batches(inst, batches):
     return out.build()
 
 
+def unavoidable_work(inst, k):
+    """W of *Horizon J*, per layer, with the cost coefficients ``k`` (floats in ms, or the model's
+    integer-scaled ones, then exact): every request processes at least I+O-1 tokens, its prefill
+    chunks telescope to at least I^2, its O-1 decodes read I+1, ..., I+O-1 keys, and it is in at
+    least one prefill and O-1 decode steps."""
+    I, O = inst.prompt.astype(int), inst.output.astype(int)
+    return (k["a_o"] * int((I + O - 1).sum()) + k["a_p"] * int((I * I).sum()) + k["s_p"] * inst.n
+            + k["a_d"] * sum(decode_keys(a, b - 1) for a, b in zip(I, O)) + k["s_d"] * int((O - 1).sum()))
+
+
 def batch_horizon(inst, incumbent_objective, name="infermax-csp") -> int:
     """The horizon J of the module docstring: at most (UB − min a − W) / b non-empty batches."""
     if incumbent_objective is None:
         raise InputError(f"{name} needs an incumbent schedule to bound its batch horizon J "
                          "(run it with at least one applicable policy)")
     cm = inst.cost_model
-    I, O = inst.prompt.astype(float), inst.output.astype(float)
-    # work every schedule pays, whatever its batching (ms per layer): every request processes at
-    # least I+O-1 tokens, its prefill chunks telescope to at least I^2, its O-1 decodes read
-    # I+1, ..., I+O-1 keys, and it is in at least one prefill and O-1 decode steps
-    work = (cm.a_o * (I + O - 1).sum() + cm.a_p * (I * I).sum() + cm.s_p * inst.n
-            + cm.a_d * ((O - 1) * I + (O - 1) * O / 2).sum() + cm.s_d * (O - 1).sum())
+    O = inst.output.astype(float)
     per_batch = cm.b_o + min(cm.b_d, cm.b_p)  # every non-empty batch has a phase
     to_s = cm.layers * 1e-3
-    slack = incumbent_objective - float(inst.arrival.min()) - work * to_s
+    slack = incumbent_objective - float(inst.arrival.min()) - unavoidable_work(inst, vars(cm)) * to_s
     return max(int(O.max()), int(math.floor(slack / (per_batch * to_s) + 1e-9)))
 
 
@@ -484,6 +499,7 @@ class InferMaxCSP(InferMaxBatchModel):
             m.Add(sum(z[i][j] for j in range(1, J + 1)) >= int(O[i]))   # one token per batch (redundant)
         if self.cuts:
             self._add_cuts(m, c, g, mm, dstep_all, q_all, kvd_all, y, yd_all, yp_all)
+            self._add_objective_cut(m, A_prev, y, yp_all, yd_all, k, layers * den)
         # symmetry breaking among identical requests: the first listed completes no later
         for i, i2 in interchangeable_successors(inst):
             for j in range(1, J + 1):
@@ -494,7 +510,7 @@ class InferMaxCSP(InferMaxBatchModel):
         self.n_vars, self.n_rows = len(m.Proto().variables), len(m.Proto().constraints)
 
     def _add_cuts(self, m, c, g, mm, dstep, q, kvd, y, yd, yp):
-        """The valid inequalities (V1)-(V8) of the module docstring."""
+        """The valid inequalities (V1)-(V9) of the module docstring."""
         inst, n, J = self.inst, self.inst.n, len(y) - 1
         I, O = inst.prompt.astype(int), inst.output.astype(int)
         Kg, Kgd, Kd = generation_capacities(I, inst.memory)
@@ -523,8 +539,30 @@ class InferMaxCSP(InferMaxBatchModel):
             m.Add(sum(mm[i][j] for i in range(n)) <= inst.memory * y[j])
             if inst.limits.token_budget is not None:
                 m.Add(sum(c[i][j] for i in range(n)) <= inst.limits.token_budget * y[j])
-        # (V8) the number of non-empty batches
+                # (V9) prefill tokens (a decode step processes one token) only in batches with a prefill
+                m.Add(sum(c[i][j] - dstep[i][j] for i in range(n)) <= inst.limits.token_budget * yp[j])
+        # (V8) the number of non-empty batches; (V9) of batches with a prefill step
         m.Add(sum(y[j] for j in batches) >= min_batches(inst))
+        if inst.limits.token_budget is not None:
+            m.Add(sum(yp[j] for j in batches) >= -(-int(I.sum()) // int(inst.limits.token_budget)))
+
+    def _add_objective_cut(self, m, makespan, y, yp, yd, k, unit_factor):
+        """(V10) of the module docstring, on the scaled objective (``unit_factor`` = layers · den)."""
+        inst, J = self.inst, len(y) - 1
+        I = inst.prompt.astype(int)
+        work = unavoidable_work(inst, k)
+        Y = m.NewIntVar(min_batches(inst), J, "n_batches")
+        Yp = m.NewIntVar(1, J, "n_prefill_batches")
+        Yd = m.NewIntVar(0, J, "n_decode_batches")
+        m.Add(Y == sum(y[1:]))
+        m.Add(Yp == sum(yp[1:]))
+        m.Add(Yd == sum(yd[1:]))
+        m.Add(Yd + Yp >= Y)                                             # (V4) summed
+        if inst.limits.token_budget is not None:                        # (V9)
+            m.Add(Yp >= -(-int(I.sum()) // int(inst.limits.token_budget)))
+        # b_d Yd + b_p Yp >= b_lo Y + (b_hi − b_lo) (the phase with the larger bias) as Yd + Yp >= Y
+        lo, hi, Yhi = (k["b_d"], k["b_p"], Yp) if k["b_p"] >= k["b_d"] else (k["b_p"], k["b_d"], Yd)
+        m.Add(makespan >= unit_factor * (work + (k["b_o"] + lo) * Y + (hi - lo) * Yhi))
 
     @staticmethod
     def _done_after(m, S, U, i, j):
