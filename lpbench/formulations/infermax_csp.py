@@ -88,8 +88,10 @@ after the last non-empty batch every request is complete (termination), so an em
 * (V7) Σ_j kvd_{i,j} >= f(O_i − 1) − (I_i + O_i − 1)(O_i − 1 − D_i) with f(D) = Σ_{k=1}^{D} (I_i + k)
   (:func:`decode_keys`): the D_i decode steps read f(D_i) keys or more, and f(O−1) − f(D) is a sum of
   O − 1 − D terms each <= I + O − 1 (the secant of the convex f, exact at D = O − 1, O − 2).
-* (V8) Σ_j y_j >= max(max_i O_i, ⌈Σ_i (I_i + O_i − 1) / C⌉, ⌈Σ_i (V6)_i / M⌉) (:func:`min_batches`):
-  one token per request and batch, and the token and KV totals of (V1) and (V6) under (V5).
+* (V8) Σ_j y_j >= max(max_i O_i, ⌈Σ_i (I_i + O_i − 1) / C⌉, ⌈Σ_i (V6)_i / M⌉, max_o (o − 1 +
+  ⌈Σ_{O_i >= o} I_i / C⌉)) (:func:`min_batches`): one token per request and batch, the token and KV
+  totals of (V1) and (V6) under (V5), and the prompts of the requests with at least o outputs, which
+  must all be cached within the first N − o + 1 batches.
 * (V9) Σ_i (c_{i,j} − dstep_{i,j}) <= C yp_j and Σ_j yp_j >= ⌈Σ_i I_i / C⌉: a decode step processes
   one token, so c − dstep counts prefill tokens, which only batches with a prefill step process; every
   request's first run caches its prompt of I_i tokens in prefill steps.
@@ -100,8 +102,19 @@ after the last non-empty batch every request is complete (termination), so an em
   bias, Y_hi the count of the phase with the larger one), on integer variables Y >= (V8), Yp >= (V9),
   so that CP-SAT's propagation gives this bound at the root and raises it as Y and Yp rise -- its LP
   relaxation, on these large coefficients, does not reach it by itself.
+* (V11) W assumes O_i − 1 decode steps; with D_i of them, (V1) adds a_o I_i (O_i − 1 − D_i) tokens
+  and (V7) lowers the decode keys by at most (I_i + O_i − 1)(O_i − 1 − D_i), and s_d D_i is exact, so
+  the right side of (V10) gains Σ_i κ_i (O_i − 1 − D_i), κ_i = a_o I_i − a_d (I_i + O_i − 1) − s_d
+  (valid for either sign of κ_i), on integer variables D_i = Σ_j dstep_{i,j}; and (V3) summed over the
+  batches links them to the batch counts: Σ_i O_i <= Kg Y − (Kg − Kgd) Yd, Σ_i D_i <= Kd Yd. Where memory
+  binds (Kd < n) this is what forces the batch count up: fewer decode steps cost re-prefills.
+* (V12) A_J >= layers · min_Δ [W + κ (Σ_i (O_i − 1) − Δ) + b_o Y(Δ) + b_d Yd(Δ) + b_p Pmin
+  + min(b_d, b_p) max(0, Y(Δ) − Yd(Δ) − Pmin)] over the total decode steps Δ = Σ_i D_i
+  (:func:`batch_count_bound`), with κ = min_i κ_i, Yd(Δ) = ⌈Δ / Kd⌉, Pmin the (V9) count and Y(Δ) the
+  largest of (V8), Yd(Δ), Pmin and ⌈(Σ_i O_i + (Kg − Kgd) Yd(Δ)) / Kg⌉: (V10)-(V11) minimised in
+  closed form, as a constant CP-SAT's propagation starts from (its LP does not find this minimum).
 
-(V4)-(V10) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
+(V4)-(V11) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
 phase bias for each) on top of the unavoidable work; where the best policy schedule pays exactly that
 (the short-output mixes), CP-SAT proves it at the root (docs/infermax-csp-scaling.md).
 
@@ -229,13 +242,36 @@ def memory_area(I: int, O: int) -> int:
 
 def min_batches(inst) -> int:
     """(V8): the fewest non-empty batches of any schedule -- max O_i (one token per batch), the token
-    work Σ (I_i + O_i − 1) over the budget C, and the KV area Σ (V6) over M."""
+    work Σ (I_i + O_i − 1) over the budget C, the KV area Σ (V6) over M, and, for every output
+    length o, o − 1 + ⌈Σ_{O_i >= o} I_i / C⌉: a request with O_i >= o generates its first token (at the
+    end of its first run's prefill, after all I_i prompt tokens) in a batch t with t + O_i − 1 <= N,
+    so the prompts of all of them are processed in the first N − o + 1 batches, C tokens each."""
     I, O = inst.prompt.astype(int), inst.output.astype(int)
     area = sum(memory_area(a, b) for a, b in zip(I, O))
     n = max(int(O.max()), -(-area // int(inst.memory)))
-    if inst.limits.token_budget is not None:
-        n = max(n, -(-int((I + O - 1).sum()) // int(inst.limits.token_budget)))
+    C = inst.limits.token_budget
+    if C is not None:
+        n = max(n, -(-int((I + O - 1).sum()) // int(C)))
+        n = max([n] + [int(o) - 1 + -(-int(I[O >= o].sum()) // int(C)) for o in np.unique(O)])
     return n
+
+
+def batch_count_bound(inst, k):
+    """(V12): the least right side of (V10)-(V11) over the total number of decode steps Δ = Σ_i D_i,
+    per layer, with the cost coefficients ``k`` (as :func:`unavoidable_work`)."""
+    I, O = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+    Kg, Kgd, Kd = generation_capacities(I, inst.memory)
+    kappa = min(k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(inst.n))
+    C = inst.limits.token_budget
+    Pmin = max(1, -(-int(I.sum()) // int(C))) if C is not None else 1
+    delta = np.arange(int((O - 1).sum()) + 1, dtype=np.int64)
+    Yd = -(-delta // Kd)
+    Y = np.maximum.reduce([np.full_like(delta, min_batches(inst)), Yd, np.full_like(delta, Pmin),
+                           -(-(int(O.sum()) + (Kg - Kgd) * Yd) // Kg)])
+    lo = min(k["b_d"], k["b_p"])
+    bias = k["b_o"] * Y + k["b_d"] * Yd + k["b_p"] * Pmin + lo * np.maximum(0, Y - Yd - Pmin)
+    rest = bias + kappa * (int((O - 1).sum()) - delta)
+    return unavoidable_work(inst, k) + rest.min().item()
 
 
 def interchangeable_classes(inst) -> list[list[int]]:
@@ -499,7 +535,7 @@ class InferMaxCSP(InferMaxBatchModel):
             m.Add(sum(z[i][j] for j in range(1, J + 1)) >= int(O[i]))   # one token per batch (redundant)
         if self.cuts:
             self._add_cuts(m, c, g, mm, dstep_all, q_all, kvd_all, y, yd_all, yp_all)
-            self._add_objective_cut(m, A_prev, y, yp_all, yd_all, k, layers * den)
+            self._add_objective_cut(m, A_prev, y, yp_all, yd_all, dstep_all, k, layers * den)
         # symmetry breaking among identical requests: the first listed completes no later
         for i, i2 in interchangeable_successors(inst):
             for j in range(1, J + 1):
@@ -546,11 +582,11 @@ class InferMaxCSP(InferMaxBatchModel):
         if inst.limits.token_budget is not None:
             m.Add(sum(yp[j] for j in batches) >= -(-int(I.sum()) // int(inst.limits.token_budget)))
 
-    def _add_objective_cut(self, m, makespan, y, yp, yd, k, unit_factor):
-        """(V10) of the module docstring, on the scaled objective (``unit_factor`` = layers · den)."""
+    def _add_objective_cut(self, m, makespan, y, yp, yd, dstep, k, unit_factor):
+        """(V10) and (V11) of the module docstring, on the scaled objective (``unit_factor`` = layers · den)."""
         inst, J = self.inst, len(y) - 1
-        I = inst.prompt.astype(int)
-        work = unavoidable_work(inst, k)
+        I, O = inst.prompt.astype(int), inst.output.astype(int)
+        Kg, Kgd, Kd = generation_capacities(I, inst.memory)
         Y = m.NewIntVar(min_batches(inst), J, "n_batches")
         Yp = m.NewIntVar(1, J, "n_prefill_batches")
         Yd = m.NewIntVar(0, J, "n_decode_batches")
@@ -560,9 +596,18 @@ class InferMaxCSP(InferMaxBatchModel):
         m.Add(Yd + Yp >= Y)                                             # (V4) summed
         if inst.limits.token_budget is not None:                        # (V9)
             m.Add(Yp >= -(-int(I.sum()) // int(inst.limits.token_budget)))
+        # (V11) decode steps D_i of each request, and (V3) summed over the batches
+        D = [m.NewIntVar(0, int(O[i]) - 1, f"decodes{i}") for i in range(inst.n)]
+        for i in range(inst.n):
+            m.Add(D[i] == sum(dstep[i][1:]))
+        m.Add(int(O.sum()) <= Kg * Y - (Kg - Kgd) * Yd)
+        m.Add(sum(D) <= Kd * Yd)
+        missing = [k["a_o"] * int(I[i]) - k["a_d"] * (int(I[i] + O[i]) - 1) - k["s_d"] for i in range(inst.n)]
         # b_d Yd + b_p Yp >= b_lo Y + (b_hi − b_lo) (the phase with the larger bias) as Yd + Yp >= Y
         lo, hi, Yhi = (k["b_d"], k["b_p"], Yp) if k["b_p"] >= k["b_d"] else (k["b_p"], k["b_d"], Yd)
-        m.Add(makespan >= unit_factor * (work + (k["b_o"] + lo) * Y + (hi - lo) * Yhi))
+        m.Add(makespan >= unit_factor * (unavoidable_work(inst, k) + (k["b_o"] + lo) * Y + (hi - lo) * Yhi
+                                         + sum(w * (int(O[i]) - 1 - D[i]) for i, w in enumerate(missing))))
+        m.Add(makespan >= unit_factor * batch_count_bound(inst, k))   # (V12)
 
     @staticmethod
     def _done_after(m, S, U, i, j):
@@ -642,6 +687,10 @@ class InferMaxCSP(InferMaxBatchModel):
 
     #: share of the time limit the hint completion (:meth:`complete_hint`) may take
     hint_share = 0.25
+    #: CP-SAT parameters this model is solved with unless the solver profile's options set them:
+    #: presolve probing took most of the time limit on the larger models (uniform-mem B = 16 was
+    #: proven in 25 s without it and not in 30 s with it; docs/infermax-csp-scaling.md)
+    cpsat_defaults = {"cp_model_probing_level": 0}
 
     def solve(self, profile, warm_schedule=None) -> SolveResult:
         if self.refusal:
@@ -650,6 +699,7 @@ class InferMaxCSP(InferMaxBatchModel):
         if warm_schedule is not None:
             hinted = self.complete_hint(warm_schedule, self.hint_share * profile.time_limit)
             profile = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_hint), 1.0))
+        profile = replace(profile, options={**self.cpsat_defaults, **profile.options})
         c, e, n, J, unit, t0 = self.vars["c"], self.vars["e"], self.inst.n, self.J, self.unit, self.t0
         res = solve_cp(self.cp, profile,
                        lambda solver: [[(solver.Value(c[i][j]), solver.Value(e[i][j])) for j in range(1, J + 1)]
