@@ -12,9 +12,10 @@ and the min / median / max time (the hint completion included). Instances whose 
 CSP's size limit are reported as ``refused`` (in 0 s, before building).
 """
 import argparse
+import json
 import statistics
 
-from lpbench.formulations.infermax_csp import batch_horizon
+from lpbench.formulations.infermax_csp import InferMaxCSP, batch_horizon
 from lpbench.generators import infermax
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
@@ -24,7 +25,11 @@ ap.add_argument("--B", default="4,8,16,32,64")
 ap.add_argument("--seeds", default="0,1,2,3,4")
 ap.add_argument("--time-limit", type=float, default=60.0)
 ap.add_argument("--families", default="uniform-mem," + ",".join(infermax.PAIRS))
+ap.add_argument("--cpsat-defaults", type=json.loads, default=None,
+                help="JSON object replacing InferMaxCSP.cpsat_defaults, e.g. '{}' for CP-SAT's own presolve")
 args = ap.parse_args()
+if args.cpsat_defaults is not None:
+    InferMaxCSP.cpsat_defaults = args.cpsat_defaults
 
 
 def family(name, B):
@@ -34,7 +39,7 @@ def family(name, B):
 
 
 seeds = [int(s) for s in args.seeds.split(",")]
-print(f"CP-SAT, time limit {args.time_limit:g}s, solver seeds {seeds}")
+print(f"CP-SAT, time limit {args.time_limit:g}s, solver seeds {seeds}, CSP defaults {InferMaxCSP.cpsat_defaults}")
 print(f"{'family':<12} {'B':>3} {'J':>5} {'vars':>8} {'statuses':<34} {'cp-sched':>8} {'max gap':>8} "
       f"{'bound':<11} {'time min/med/max s':>22}")
 for fam in args.families.split(","):

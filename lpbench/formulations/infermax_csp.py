@@ -113,6 +113,9 @@ after the last non-empty batch every request is complete (termination), so an em
   (:func:`batch_count_bound`), with κ = min_i κ_i, Yd(Δ) = ⌈Δ / Kd⌉, Pmin the (V9) count and Y(Δ) the
   largest of (V8), Yd(Δ), Pmin and ⌈(Σ_i O_i + (Kg − Kgd) Yd(Δ)) / Kg⌉: (V10)-(V11) minimised in
   closed form, as a constant CP-SAT's propagation starts from (its LP does not find this minimum).
+  Where the best policy schedule's makespan reaches it (within ``root_rtol``), that schedule is
+  optimal and the model is not built at all (*root proof*; it is what proves most long-output mixes,
+  whose models are too large to build, docs/infermax-csp-scaling.md).
 
 (V4)-(V11) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
 phase bias for each) on top of the unavoidable work; where the best policy schedule pays exactly that
@@ -138,6 +141,7 @@ from ..schedule import ScheduleBuilder
 from ..semantics import BATCH, RequestStates
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
+from ..verify import verify
 from .base import FORMULATIONS, Formulation
 
 COEFS = ("a_o", "b_o", "a_d", "b_d", "s_d", "a_p", "b_p", "s_p", "m_p")
@@ -331,10 +335,25 @@ class InferMaxCSP(InferMaxBatchModel):
     def estimated_variables(self) -> int:
         return 19 * self.inst.n * self.horizon()
 
-    def build(self):
+    #: relative tolerance of the root proof (CP-SAT's own optimality tolerance is the profile's rel_gap)
+    root_rtol = 1e-9
+
+    def root_bound(self) -> float:
+        """(V12) in seconds, with the cost model's own coefficients: t0 + layers · batch_count_bound."""
+        cm = self.inst.cost_model
+        return float(self.inst.arrival.min()) + cm.layers * 1e-3 * batch_count_bound(self.inst, vars(cm))
+
+    def build(self, root: bool = True):
         """Build with the exact integer scale when every linear expression fits 2^62; otherwise drop
-        decimal digits of the scale until it fits (see ``scaling`` in the module docstring)."""
+        decimal digits of the scale until it fits (see ``scaling`` in the module docstring). With
+        ``root`` (and the cuts), an incumbent whose makespan is the (V12) bound is optimal already:
+        the model is then not built (*root proof*; :meth:`solve` returns the incumbent)."""
         self.refusal, self.rounding = None, 0.0
+        self.root_proof = (root and self.cuts and self.incumbent_objective is not None
+                           and self.root_bound() >= self.incumbent_objective * (1 - self.root_rtol))
+        if self.root_proof:
+            self.n_vars, self.n_rows, self.J = 0, 0, self.horizon()
+            return self
         est = self.estimated_variables()
         if est > self.max_variables:
             self.refusal = (f"{self.name}: about {est:,} variables ({self.inst.n} requests x {self.horizon()} batches) "
@@ -693,6 +712,15 @@ class InferMaxCSP(InferMaxBatchModel):
     cpsat_defaults = {"cp_model_probing_level": 0}
 
     def solve(self, profile, warm_schedule=None) -> SolveResult:
+        if self.root_proof:
+            vals = self.schedule_values(warm_schedule) if warm_schedule is not None else None
+            if vals is not None:
+                sol = [[(int(vals[0][i, j]), int(vals[1][i, j])) for j in range(1, self.J + 1)]
+                       for i in range(self.inst.n)]
+                makespan = float(verify(self.inst, self.extract(sol)).metrics["makespan"])
+                return SolveResult("optimal", makespan, min(self.root_bound(), makespan), 0.0, sol,
+                                   "proven at the root: the warm start's makespan is the closed-form bound (V12)")
+            self.build(root=False)
         if self.refusal:
             return SolveResult("refused", message=self.refusal)
         hinted, t_hint = None, time.perf_counter()
