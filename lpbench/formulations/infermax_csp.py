@@ -708,7 +708,7 @@ class InferMaxCSP(InferMaxBatchModel):
     hint_share = 0.25
     #: CP-SAT parameters this model is solved with unless the solver profile's options set them:
     #: presolve probing took most of the time limit on the larger models (uniform-mem B = 16 was
-    #: proven in 25 s without it and not in 30 s with it; docs/infermax-csp-scaling.md)
+    #: proven in 34 s without it and not in 60 s with it; docs/infermax-csp-scaling.md)
     cpsat_defaults = {"cp_model_probing_level": 0}
 
     def solve(self, profile, warm_schedule=None) -> SolveResult:
