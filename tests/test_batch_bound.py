@@ -85,7 +85,8 @@ def test_default_formulation_follows_the_model():
 
 def test_csp_too_large_is_refused_not_an_error(monkeypatch):
     monkeypatch.setattr(InferMaxCSP, "max_variables", 10)
-    inst = parse_instance(infermax.uniform(16, 8, 4))
+    # memory binds (M = 320), so the best policy is not proven at the root without building the model
+    inst = parse_instance(infermax.uniform(64, 16, 8, memory=320))
     rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=5)
     assert rep["status"] == "refused" and "batch-bound" in rep["message"]
     assert rep["bound_source"] == "batch-bound" and rep["bound"] <= rep["best_known"]

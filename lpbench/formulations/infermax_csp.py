@@ -49,8 +49,7 @@ batch (each has a phase). A schedule of makespan <= UB (the best verified policy
 most ⌊(UB − min_i a_i − W) / b⌋ non-empty batches; empty batches change no state and can be dropped,
 so J = max(that, max O_i) keeps an optimal schedule, and y_j >= y_{j+1} (non-empty batches first) is
 valid symmetry breaking. Requests with identical (a, I, O) are interchangeable, so the one listed
-first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too. The best policy
-schedule is the solver's hint (warm start).
+first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too.
 
 **Redundant cuts** (always valid; they only help the LP relaxation): Σ_j z_{i,j} >= O_i (one token
 per batch), m_{i,j-1} >= I_i δ_{i,j} (a decoding request holds at least its run's prompt, L >= I) and
@@ -76,10 +75,62 @@ if it decodes: its run's prompt L >= I_i is already cached), counted in Σ_i m_{
   (M = 2I) they read: at most two tokens per batch, one if anything decodes.
 
 With them CP-SAT proves the §5.1 optimum at I = 64 (the bound otherwise stalls at half the optimum).
+Three more facts give the cuts that make the batch biases visible to the LP relaxation: a generating
+request's KV after the batch is m_{i,j} = S_{i,j-1}, and S grows by exactly one per generating batch;
+in the decode phase R = 1, so a decode step reads m + 1 = S_{i,j-1} keys, and before its k-th decode
+step a request has generated at least k tokens (one prefill end precedes every decode step); and
+after the last non-empty batch every request is complete (termination), so an empty batch holds no KV.
+
+* (V4) yd_j + yp_j >= y_j: every non-empty batch has a decode or a prefill step.
+* (V5) Σ_i m_{i,j} <= M y_j and Σ_i c_{i,j} <= C y_j: an empty batch holds and processes nothing.
+* (V6) Σ_j m_{i,j} >= Σ_{k=0}^{O_i-1} (I_i + k) (:func:`memory_area`): the O_i generating batches
+  hold S_{i,j-1} = I_i, I_i + 1, ..., I_i + O_i − 1 after them (m >= 0 in the others).
+* (V7) Σ_j kvd_{i,j} >= f(O_i − 1) − (I_i + O_i − 1)(O_i − 1 − D_i) with f(D) = Σ_{k=1}^{D} (I_i + k)
+  (:func:`decode_keys`): the D_i decode steps read f(D_i) keys or more, and f(O−1) − f(D) is a sum of
+  O − 1 − D terms each <= I + O − 1 (the secant of the convex f, exact at D = O − 1, O − 2).
+* (V8) Σ_j y_j >= max(max_i O_i, ⌈Σ_i (I_i + O_i − 1) / C⌉, ⌈Σ_i (V6)_i / M⌉, max_o (o − 1 +
+  ⌈Σ_{O_i >= o} I_i / C⌉)) (:func:`min_batches`): one token per request and batch, the token and KV
+  totals of (V1) and (V6) under (V5), and the prompts of the requests with at least o outputs, which
+  must all be cached within the first N − o + 1 batches.
+* (V9) Σ_i (c_{i,j} − dstep_{i,j}) <= C yp_j and Σ_j yp_j >= ⌈Σ_i I_i / C⌉: a decode step processes
+  one token, so c − dstep counts prefill tokens, which only batches with a prefill step process; every
+  request's first run caches its prompt of I_i tokens in prefill steps.
+* (V10) A_J >= layers · [W + b_o Y + b_d Yd + b_p Yp] with Y, Yd, Yp the numbers of non-empty,
+  decode and prefill batches and W the work of *Horizon J* (every term of T_j is nonnegative and the
+  work terms sum to at least W; A_J >= Σ_j T_j). With Yd + Yp >= Y (V4) it is written as
+  A_J >= layers · [W + (b_o + b_lo) Y + (b_hi − b_lo) Y_hi] (b_lo, b_hi the smaller and larger phase
+  bias, Y_hi the count of the phase with the larger one), on integer variables Y >= (V8), Yp >= (V9),
+  so that CP-SAT's propagation gives this bound at the root and raises it as Y and Yp rise -- its LP
+  relaxation, on these large coefficients, does not reach it by itself.
+* (V11) W assumes O_i − 1 decode steps; with D_i of them, (V1) adds a_o I_i (O_i − 1 − D_i) tokens
+  and (V7) lowers the decode keys by at most (I_i + O_i − 1)(O_i − 1 − D_i), and s_d D_i is exact, so
+  the right side of (V10) gains Σ_i κ_i (O_i − 1 − D_i), κ_i = a_o I_i − a_d (I_i + O_i − 1) − s_d
+  (valid for either sign of κ_i), on integer variables D_i = Σ_j dstep_{i,j}; and (V3) summed over the
+  batches links them to the batch counts: Σ_i O_i <= Kg Y − (Kg − Kgd) Yd, Σ_i D_i <= Kd Yd. Where memory
+  binds (Kd < n) this is what forces the batch count up: fewer decode steps cost re-prefills.
+* (V12) A_J >= layers · min_Δ [W + κ (Σ_i (O_i − 1) − Δ) + b_o Y(Δ) + b_d Yd(Δ) + b_p Pmin
+  + min(b_d, b_p) max(0, Y(Δ) − Yd(Δ) − Pmin)] over the total decode steps Δ = Σ_i D_i
+  (:func:`batch_count_bound`), with κ = min_i κ_i, Yd(Δ) = ⌈Δ / Kd⌉, Pmin the (V9) count and Y(Δ) the
+  largest of (V8), Yd(Δ), Pmin and ⌈(Σ_i O_i + (Kg − Kgd) Yd(Δ)) / Kg⌉: (V10)-(V11) minimised in
+  closed form, as a constant CP-SAT's propagation starts from (its LP does not find this minimum).
+  Where the best policy schedule's makespan reaches it (within ``root_rtol``), that schedule is
+  optimal and the model is not built at all (*root proof*; it is what proves most long-output mixes,
+  whose models are too large to build, docs/infermax-csp-scaling.md).
+
+(V4)-(V11) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
+phase bias for each) on top of the unavoidable work; where the best policy schedule pays exactly that
+(the short-output mixes), CP-SAT proves it at the root (docs/infermax-csp-scaling.md).
+
+**Warm start.** The best policy schedule is hinted for *every* variable (:meth:`complete_hint`: a copy
+of the model with its c, e fixed is solved, which propagation alone does), after relabelling identical
+requests to meet the symmetry break; CP-SAT then starts from a complete feasible solution and reports
+at least that schedule, unless presolve alone takes the whole time limit.
 """
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -90,6 +141,7 @@ from ..schedule import ScheduleBuilder
 from ..semantics import BATCH, RequestStates
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
+from ..verify import verify
 from .base import FORMULATIONS, Formulation
 
 COEFS = ("a_o", "b_o", "a_d", "b_d", "s_d", "a_p", "b_p", "s_p", "m_p")
@@ -143,21 +195,26 @@ def schedule_from_batches(inst, batches):
     return out.build()
 
 
+def unavoidable_work(inst, k):
+    """W of *Horizon J*, per layer, with the cost coefficients ``k`` (floats in ms, or the model's
+    integer-scaled ones, then exact): every request processes at least I+O-1 tokens, its prefill
+    chunks telescope to at least I^2, its O-1 decodes read I+1, ..., I+O-1 keys, and it is in at
+    least one prefill and O-1 decode steps."""
+    I, O = inst.prompt.astype(int), inst.output.astype(int)
+    return (k["a_o"] * int((I + O - 1).sum()) + k["a_p"] * int((I * I).sum()) + k["s_p"] * inst.n
+            + k["a_d"] * sum(decode_keys(a, b - 1) for a, b in zip(I, O)) + k["s_d"] * int((O - 1).sum()))
+
+
 def batch_horizon(inst, incumbent_objective, name="infermax-csp") -> int:
     """The horizon J of the module docstring: at most (UB − min a − W) / b non-empty batches."""
     if incumbent_objective is None:
         raise InputError(f"{name} needs an incumbent schedule to bound its batch horizon J "
                          "(run it with at least one applicable policy)")
     cm = inst.cost_model
-    I, O = inst.prompt.astype(float), inst.output.astype(float)
-    # work every schedule pays, whatever its batching (ms per layer): every request processes at
-    # least I+O-1 tokens, its prefill chunks telescope to at least I^2, its O-1 decodes read
-    # I+1, ..., I+O-1 keys, and it is in at least one prefill and O-1 decode steps
-    work = (cm.a_o * (I + O - 1).sum() + cm.a_p * (I * I).sum() + cm.s_p * inst.n
-            + cm.a_d * ((O - 1) * I + (O - 1) * O / 2).sum() + cm.s_d * (O - 1).sum())
+    O = inst.output.astype(float)
     per_batch = cm.b_o + min(cm.b_d, cm.b_p)  # every non-empty batch has a phase
     to_s = cm.layers * 1e-3
-    slack = incumbent_objective - float(inst.arrival.min()) - work * to_s
+    slack = incumbent_objective - float(inst.arrival.min()) - unavoidable_work(inst, vars(cm)) * to_s
     return max(int(O.max()), int(math.floor(slack / (per_batch * to_s) + 1e-9)))
 
 
@@ -175,6 +232,58 @@ def generation_capacities(I, memory: int) -> tuple[int, int, int]:
         rest = np.delete(I, np.searchsorted(I, v))
         Kgd = max(Kgd, 1 + int(np.searchsorted(np.cumsum(rest), memory - int(v) - 1, side="right")))
     return Kg, min(Kgd, Kg), Kd
+
+
+def decode_keys(I: int, D: int) -> int:
+    """Σ_{k=1}^{D} (I + k): the fewest keys D decode steps of a request with prompt I read (V7)."""
+    return int(D) * int(I) + int(D) * (int(D) + 1) // 2
+
+
+def memory_area(I: int, O: int) -> int:
+    """Σ_{k=0}^{O-1} (I + k): the least KV a request holds, summed over its O generating batches (V6)."""
+    return int(O) * int(I) + int(O) * (int(O) - 1) // 2
+
+
+def min_batches(inst) -> int:
+    """(V8): the fewest non-empty batches of any schedule -- max O_i (one token per batch), the token
+    work Σ (I_i + O_i − 1) over the budget C, the KV area Σ (V6) over M, and, for every output
+    length o, o − 1 + ⌈Σ_{O_i >= o} I_i / C⌉: a request with O_i >= o generates its first token (at the
+    end of its first run's prefill, after all I_i prompt tokens) in a batch t with t + O_i − 1 <= N,
+    so the prompts of all of them are processed in the first N − o + 1 batches, C tokens each."""
+    I, O = inst.prompt.astype(int), inst.output.astype(int)
+    area = sum(memory_area(a, b) for a, b in zip(I, O))
+    n = max(int(O.max()), -(-area // int(inst.memory)))
+    C = inst.limits.token_budget
+    if C is not None:
+        n = max(n, -(-int((I + O - 1).sum()) // int(C)))
+        n = max([n] + [int(o) - 1 + -(-int(I[O >= o].sum()) // int(C)) for o in np.unique(O)])
+    return n
+
+
+def batch_count_bound(inst, k):
+    """(V12): the least right side of (V10)-(V11) over the total number of decode steps Δ = Σ_i D_i,
+    per layer, with the cost coefficients ``k`` (as :func:`unavoidable_work`)."""
+    I, O = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+    Kg, Kgd, Kd = generation_capacities(I, inst.memory)
+    kappa = min(k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(inst.n))
+    C = inst.limits.token_budget
+    Pmin = max(1, -(-int(I.sum()) // int(C))) if C is not None else 1
+    delta = np.arange(int((O - 1).sum()) + 1, dtype=np.int64)
+    Yd = -(-delta // Kd)
+    Y = np.maximum.reduce([np.full_like(delta, min_batches(inst)), Yd, np.full_like(delta, Pmin),
+                           -(-(int(O.sum()) + (Kg - Kgd) * Yd) // Kg)])
+    lo = min(k["b_d"], k["b_p"])
+    bias = k["b_o"] * Y + k["b_d"] * Yd + k["b_p"] * Pmin + lo * np.maximum(0, Y - Yd - Pmin)
+    rest = bias + kappa * (int((O - 1).sum()) - delta)
+    return unavoidable_work(inst, k) + rest.min().item()
+
+
+def interchangeable_classes(inst) -> list[list[int]]:
+    """The classes of requests with the same (a, I, O) and at least two members, in index order."""
+    classes: dict = {}
+    for i, key in enumerate(zip(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist())):
+        classes.setdefault(key, []).append(i)
+    return [members for members in classes.values() if len(members) > 1]
 
 
 def interchangeable_successors(inst) -> list[tuple[int, int]]:
@@ -226,10 +335,25 @@ class InferMaxCSP(InferMaxBatchModel):
     def estimated_variables(self) -> int:
         return 19 * self.inst.n * self.horizon()
 
-    def build(self):
+    #: relative tolerance of the root proof (CP-SAT's own optimality tolerance is the profile's rel_gap)
+    root_rtol = 1e-9
+
+    def root_bound(self) -> float:
+        """(V12) in seconds, with the cost model's own coefficients: t0 + layers · batch_count_bound."""
+        cm = self.inst.cost_model
+        return float(self.inst.arrival.min()) + cm.layers * 1e-3 * batch_count_bound(self.inst, vars(cm))
+
+    def build(self, root: bool = True):
         """Build with the exact integer scale when every linear expression fits 2^62; otherwise drop
-        decimal digits of the scale until it fits (see ``scaling`` in the module docstring)."""
+        decimal digits of the scale until it fits (see ``scaling`` in the module docstring). With
+        ``root`` (and the cuts), an incumbent whose makespan is the (V12) bound is optimal already:
+        the model is then not built (*root proof*; :meth:`solve` returns the incumbent)."""
         self.refusal, self.rounding = None, 0.0
+        self.root_proof = (root and self.cuts and self.incumbent_objective is not None
+                           and self.root_bound() >= self.incumbent_objective * (1 - self.root_rtol))
+        if self.root_proof:
+            self.n_vars, self.n_rows, self.J = 0, 0, self.horizon()
+            return self
         est = self.estimated_variables()
         if est > self.max_variables:
             self.refusal = (f"{self.name}: about {est:,} variables ({self.inst.n} requests x {self.horizon()} batches) "
@@ -297,6 +421,7 @@ class InferMaxCSP(InferMaxBatchModel):
         self.A = []
         dstep_all = [[None] * (J + 1) for _ in range(n)]
         q_all = [[None] * (J + 1) for _ in range(n)]
+        kvd_all = [[None] * (J + 1) for _ in range(n)]
         yd_all = [None] * (J + 1)
         yp_all = [None] * (J + 1)
         for j in range(1, J + 1):
@@ -351,6 +476,7 @@ class InferMaxCSP(InferMaxBatchModel):
                 m.Add(kvd == mp + 1).OnlyEnforceIf(dstep)
                 m.Add(kvd == 0).OnlyEnforceIf(dstep.Not())
                 kvd_terms.append(kvd)
+                kvd_all[i][j] = kvd
                 # prefill attention c^2 + 2 c m and the m_p term, on prefill steps only
                 csq = NV(0, int(U[i]) ** 2, f"csq{i}_{j}")
                 cmv = NV(0, int(U[i]) ** 2, f"cm{i}_{j}")
@@ -427,7 +553,8 @@ class InferMaxCSP(InferMaxBatchModel):
             m.Add(sum(g[i][j] for j in range(1, J + 1)) == int(O[i]))   # termination
             m.Add(sum(z[i][j] for j in range(1, J + 1)) >= int(O[i]))   # one token per batch (redundant)
         if self.cuts:
-            self._add_cuts(m, c, g, dstep_all, q_all, y, yd_all, yp_all)
+            self._add_cuts(m, c, g, mm, dstep_all, q_all, kvd_all, y, yd_all, yp_all)
+            self._add_objective_cut(m, A_prev, y, yp_all, yd_all, dstep_all, k, layers * den)
         # symmetry breaking among identical requests: the first listed completes no later
         for i, i2 in interchangeable_successors(inst):
             for j in range(1, J + 1):
@@ -437,19 +564,24 @@ class InferMaxCSP(InferMaxBatchModel):
         self.vars = {"c": c, "e": e, "g": g, "S": S, "m": mm, "y": y}
         self.n_vars, self.n_rows = len(m.Proto().variables), len(m.Proto().constraints)
 
-    def _add_cuts(self, m, c, g, dstep, q, y, yd, yp):
-        """The valid inequalities (V1)-(V3) of the module docstring."""
+    def _add_cuts(self, m, c, g, mm, dstep, q, kvd, y, yd, yp):
+        """The valid inequalities (V1)-(V9) of the module docstring."""
         inst, n, J = self.inst, self.inst.n, len(y) - 1
         I, O = inst.prompt.astype(int), inst.output.astype(int)
         Kg, Kgd, Kd = generation_capacities(I, inst.memory)
         batches = range(1, J + 1)
         for i in range(n):
+            D = sum(dstep[i][j] for j in batches)
             # (V1) tokens processed: I_i per prefill end (O_i - decode steps of them) + O_i - 1
-            m.Add(sum(c[i][j] for j in batches)
-                  >= int(I[i]) * (int(O[i]) - sum(dstep[i][j] for j in batches)) + int(O[i]) - 1)
+            m.Add(sum(c[i][j] for j in batches) >= int(I[i]) * (int(O[i]) - D) + int(O[i]) - 1)
             # (V2) the first run's prefill chunks telescope to I_i^2; its end is a prefill end
             m.Add(sum(q[i][j] for j in batches) >= int(I[i]) ** 2)
-            m.Add(sum(dstep[i][j] for j in batches) <= int(O[i]) - 1)
+            m.Add(D <= int(O[i]) - 1)
+            # (V6) KV held after the generating batches: I_i, I_i + 1, ..., I_i + O_i - 1
+            m.Add(sum(mm[i][j] for j in batches) >= int(memory_area(I[i], O[i])))
+            # (V7) the k-th decode step reads >= I_i + k keys; secant of the convex sum at O_i - 2, O_i - 1
+            m.Add(sum(kvd[i][j] for j in batches)
+                  >= int(decode_keys(I[i], O[i] - 1)) - (int(I[i] + O[i]) - 1) * (int(O[i]) - 1 - D))
         for j in batches:
             gen = sum(g[i][j] for i in range(n))
             dec = sum(dstep[i][j] for i in range(n))
@@ -457,6 +589,44 @@ class InferMaxCSP(InferMaxBatchModel):
             m.Add(gen <= Kg * y[j] - (Kg - Kgd) * yd[j])
             m.Add(dec <= Kd * yd[j])
             m.Add(gen - dec <= Kg * yp[j])
+            # (V4) a non-empty batch has a phase; (V5) an empty batch holds and processes nothing
+            m.Add(yd[j] + yp[j] >= y[j])
+            m.Add(sum(mm[i][j] for i in range(n)) <= inst.memory * y[j])
+            if inst.limits.token_budget is not None:
+                m.Add(sum(c[i][j] for i in range(n)) <= inst.limits.token_budget * y[j])
+                # (V9) prefill tokens (a decode step processes one token) only in batches with a prefill
+                m.Add(sum(c[i][j] - dstep[i][j] for i in range(n)) <= inst.limits.token_budget * yp[j])
+        # (V8) the number of non-empty batches; (V9) of batches with a prefill step
+        m.Add(sum(y[j] for j in batches) >= min_batches(inst))
+        if inst.limits.token_budget is not None:
+            m.Add(sum(yp[j] for j in batches) >= -(-int(I.sum()) // int(inst.limits.token_budget)))
+
+    def _add_objective_cut(self, m, makespan, y, yp, yd, dstep, k, unit_factor):
+        """(V10) and (V11) of the module docstring, on the scaled objective (``unit_factor`` = layers · den)."""
+        inst, J = self.inst, len(y) - 1
+        I, O = inst.prompt.astype(int), inst.output.astype(int)
+        Kg, Kgd, Kd = generation_capacities(I, inst.memory)
+        Y = m.NewIntVar(min_batches(inst), J, "n_batches")
+        Yp = m.NewIntVar(1, J, "n_prefill_batches")
+        Yd = m.NewIntVar(0, J, "n_decode_batches")
+        m.Add(Y == sum(y[1:]))
+        m.Add(Yp == sum(yp[1:]))
+        m.Add(Yd == sum(yd[1:]))
+        m.Add(Yd + Yp >= Y)                                             # (V4) summed
+        if inst.limits.token_budget is not None:                        # (V9)
+            m.Add(Yp >= -(-int(I.sum()) // int(inst.limits.token_budget)))
+        # (V11) decode steps D_i of each request, and (V3) summed over the batches
+        D = [m.NewIntVar(0, int(O[i]) - 1, f"decodes{i}") for i in range(inst.n)]
+        for i in range(inst.n):
+            m.Add(D[i] == sum(dstep[i][1:]))
+        m.Add(int(O.sum()) <= Kg * Y - (Kg - Kgd) * Yd)
+        m.Add(sum(D) <= Kd * Yd)
+        missing = [k["a_o"] * int(I[i]) - k["a_d"] * (int(I[i] + O[i]) - 1) - k["s_d"] for i in range(inst.n)]
+        # b_d Yd + b_p Yp >= b_lo Y + (b_hi − b_lo) (the phase with the larger bias) as Yd + Yp >= Y
+        lo, hi, Yhi = (k["b_d"], k["b_p"], Yp) if k["b_p"] >= k["b_d"] else (k["b_p"], k["b_d"], Yd)
+        m.Add(makespan >= unit_factor * (unavoidable_work(inst, k) + (k["b_o"] + lo) * Y + (hi - lo) * Yhi
+                                         + sum(w * (int(O[i]) - 1 - D[i]) for i, w in enumerate(missing))))
+        m.Add(makespan >= unit_factor * batch_count_bound(inst, k))   # (V12)
 
     @staticmethod
     def _done_after(m, S, U, i, j):
@@ -467,7 +637,11 @@ class InferMaxCSP(InferMaxBatchModel):
 
     # -- schedules <-> solutions ----------------------------------------------------------------------
     def schedule_values(self, schedule):
-        """Per batch (c, e) matrices of a schedule, or None if it has more than J batches."""
+        """Per batch (c, e) matrices of a schedule, or None if it has more than J batches. Identical
+        requests are relabelled so that the symmetry break holds (the one listed first completes no
+        later): within each class of equal (a, I, O), the members' rows are reassigned in the order
+        of their completion batch (the last batch that processes them), which leaves every batch's
+        (c, m, phase) multiset, hence the schedule's cost and feasibility, unchanged."""
         n, J = self.inst.n, self.J
         if schedule.n_batches > J:
             return None
@@ -477,7 +651,11 @@ class InferMaxCSP(InferMaxBatchModel):
             r, tok, evi = schedule.batch(j)
             cv[r, j + 1] = tok
             ev[evi, j + 1] = 1
-        return cv, ev
+        finish = [int(np.flatnonzero(cv[i])[-1]) if cv[i].any() else 0 for i in range(n)]
+        order = np.arange(n)
+        for members in interchangeable_classes(self.inst):
+            order[members] = sorted(members, key=lambda i: (finish[i], i))
+        return cv[order], ev[order]
 
     def fix(self, schedule) -> bool:
         """Constrain the model to the given schedule's batches (for the one-semantics test)."""
@@ -491,25 +669,74 @@ class InferMaxCSP(InferMaxBatchModel):
                 self.cp.Add(self.vars["e"][i][j] == int(ev[i, j]))
         return True
 
+    def complete_hint(self, schedule, time_limit: float = 10.0) -> bool:
+        """Hint every variable of the model from a schedule, so that CP-SAT starts from a complete,
+        feasible solution (a hint of c and e alone leaves it to CP-SAT to complete the rest, which it
+        often fails to do on large models, and then it may find no schedule at all). The values of the
+        other variables are found by solving a copy of the model with c and e fixed, where propagation
+        determines them. False (and only c, e hinted) if that copy is not solved in ``time_limit``."""
+        vals = self.schedule_values(schedule)
+        if vals is None:
+            return False
+        cv, ev = vals
+        c, e = self.vars["c"], self.vars["e"]
+        probe = self.cp.Clone()
+        probe.ClearHints()
+        self.cp.ClearHints()
+        for i in range(self.inst.n):
+            for j in range(1, self.J + 1):
+                probe.Add(c[i][j] == int(cv[i, j]))
+                probe.Add(e[i][j] == int(ev[i, j]))
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = max(time_limit, 0.1)
+        solver.parameters.num_workers = 1
+        solver.parameters.stop_after_first_solution = True
+        if solver.Solve(probe) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            for k, v in enumerate(solver.ResponseProto().solution):
+                self.cp.AddHint(self.cp.GetIntVarFromProtoIndex(k), v)
+            return True
+        for i in range(self.inst.n):
+            for j in range(1, self.J + 1):
+                self.cp.AddHint(c[i][j], int(cv[i, j]))
+                self.cp.AddHint(e[i][j], int(ev[i, j]))
+        return False
+
     def warm_start(self, schedule):
         return schedule
 
+    #: share of the time limit the hint completion (:meth:`complete_hint`) may take
+    hint_share = 0.25
+    #: CP-SAT parameters this model is solved with unless the solver profile's options set them:
+    #: presolve probing took most of the time limit on the larger models (uniform-mem B = 16 was
+    #: proven in 34 s without it and not in 60 s with it; docs/infermax-csp-scaling.md)
+    cpsat_defaults = {"cp_model_probing_level": 0}
+
     def solve(self, profile, warm_schedule=None) -> SolveResult:
+        if self.root_proof:
+            vals = self.schedule_values(warm_schedule) if warm_schedule is not None else None
+            if vals is not None:
+                sol = [[(int(vals[0][i, j]), int(vals[1][i, j])) for j in range(1, self.J + 1)]
+                       for i in range(self.inst.n)]
+                makespan = float(verify(self.inst, self.extract(sol)).metrics["makespan"])
+                return SolveResult("optimal", makespan, min(self.root_bound(), makespan), 0.0, sol,
+                                   "proven at the root: the warm start's makespan is the closed-form bound (V12)")
+            self.build(root=False)
         if self.refusal:
             return SolveResult("refused", message=self.refusal)
+        hinted, t_hint = None, time.perf_counter()
         if warm_schedule is not None:
-            vals = self.schedule_values(warm_schedule)
-            if vals is not None:
-                cv, ev = vals
-                for i in range(self.inst.n):
-                    for j in range(1, self.J + 1):
-                        self.cp.AddHint(self.vars["c"][i][j], int(cv[i, j]))
-                        self.cp.AddHint(self.vars["e"][i][j], int(ev[i, j]))
+            hinted = self.complete_hint(warm_schedule, self.hint_share * profile.time_limit)
+            profile = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_hint), 1.0))
+        profile = replace(profile, options={**self.cpsat_defaults, **profile.options})
         c, e, n, J, unit, t0 = self.vars["c"], self.vars["e"], self.inst.n, self.J, self.unit, self.t0
         res = solve_cp(self.cp, profile,
                        lambda solver: [[(solver.Value(c[i][j]), solver.Value(e[i][j])) for j in range(1, J + 1)]
                                        for i in range(n)],
                        to_objective=lambda v: v * unit + t0)
+        res.solve_seconds = time.perf_counter() - t_hint  # the hint completion counts as solve time
+        if hinted is False:
+            res.message = (res.message + "; " if res.message else "") + \
+                "the warm start was hinted for c and e only (completing it to every variable took too long)"
         if self.rounding and res.bound is not None:
             # every batch time of the rounded model is within (1 ± rounding) of the true one
             res.bound = t0 + (res.bound - t0) / (1 + self.rounding)
