@@ -263,7 +263,8 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         res = replace(res, message=f"{res.message}; {note}" if res.message else note)
 
     backend_name = "closed-form" if getattr(cls, "closed_form", False) else profile.backend
-    bound, bound_source = res.bound, (backend_name if res.bound is not None else None)
+    bound, bound_source = res.bound, ((getattr(form, "bound_source", None) or backend_name)
+                                      if res.bound is not None else None)
     if certified is not None:
         bound_source = certified[1] if res.x is None and res.status == "optimal" else bound_source
         if bound is None or certified[0] > bound:

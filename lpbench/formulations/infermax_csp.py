@@ -721,8 +721,9 @@ class InferMaxCSP(InferMaxBatchModel):
                 return SolveResult("optimal", makespan, min(self.root_bound(), makespan), 0.0, sol,
                                    "proven at the root: the warm start's makespan is the closed-form bound (V12)")
             self.build(root=False)
-        if self.refusal:
-            return SolveResult("refused", message=self.refusal)
+        if self.refusal:  # (V12) is closed form: the refused model still certifies its bound
+            self.bound_source = "infermax-csp (V12)" if self.cuts else None
+            return SolveResult("refused", bound=self.root_bound() if self.cuts else None, message=self.refusal)
         hinted, t_hint = None, time.perf_counter()
         if warm_schedule is not None:
             hinted = self.complete_hint(warm_schedule, self.hint_share * profile.time_limit)
@@ -742,6 +743,10 @@ class InferMaxCSP(InferMaxBatchModel):
             res.bound = t0 + (res.bound - t0) / (1 + self.rounding)
             res.message = (res.message + "; " if res.message else "") + \
                 f"coefficients rounded by at most {self.rounding:.2g} (relative) to fit 64-bit sums; bound divided by 1 + that"
+        if self.cuts and res.status != "optimal":  # CP-SAT stopped below the closed-form (V12): report (V12)
+            v12 = self.root_bound()
+            if res.bound is None or v12 > res.bound:
+                res.bound, self.bound_source = v12, "infermax-csp (V12)"
         return res
 
     @property
