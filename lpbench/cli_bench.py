@@ -78,7 +78,7 @@ def cmd_table(args) -> int:
     by = [c for c in (args.by or "").split(",") if c]
     for c in by:
         if c not in frame.columns:
-            raise InputError(f"--by: unknown column {c!r}; e.g. model, requests, instance, objective_metric")
+            raise InputError(f"--by: unknown column {c!r}; e.g. family, model, requests, instance, objective_metric")
     kinds = list(TABLES) if args.kind == "all" else [args.kind]
     for k in kinds:
         table = TABLES[k](frame) if k == "csp51" else TABLES[k](frame, by=by)
@@ -162,7 +162,8 @@ def add_parsers(sub) -> None:
     s.add_argument("--kind", choices=["all", *TABLES], default="all",
                    help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, csp51 (seed 003 §5.1); default all")
     s.add_argument("--format", choices=FORMATS, default="md")
-    s.add_argument("--by", help="comma-separated columns to group by as well, e.g. model or requests")
+    s.add_argument("--by", help="comma-separated columns to group by as well, e.g. family (a generator's draws), "
+                                "model or requests")
     s.set_defaults(func=cmd_table)
 
     from .report.plots import KINDS

@@ -187,6 +187,9 @@ def test_tables_render_md_latex_csv(tiny_runs, capsys):
     assert lat.loc["mc-sf", "experiments"] == 2
     rat = ratio_table(frame).set_index("policy")
     assert rat.loc["mc-sf", "proven"] == 2 and rat.loc["mc-sf", "worst"] == pytest.approx(20 / 19)
+    # the derived family column groups a generator's draws; shipped instances keep their own name
+    assert set(frame["family"]) == {"tiny-slot", "slot-12"}
+    assert set(ratio_table(frame, by=["family"])["family"]) == {"tiny-slot", "slot-12"}
     for fmt, marker in (("md", "| mc-sf"), ("latex", "\\begin{tabular}"), ("csv", "mc-sf,")):
         assert main(["table", str(tiny_runs[0]), "--format", fmt]) == 0
         assert marker in capsys.readouterr().out

@@ -94,7 +94,8 @@ class RunStore:
 
 
 def read_run(path: str | Path) -> pd.DataFrame:
-    """Every row of a run (a run directory, or a single Parquet file), in a stable order."""
+    """Every row of a run (a run directory, or a single Parquet file), in a stable order, with the derived
+    column ``family`` (the instance name without a generator's ``-s<seed>-<k>`` suffix)."""
     p = Path(path)
     if p.is_file():
         return pd.read_parquet(p)
@@ -104,5 +105,7 @@ def read_run(path: str | Path) -> pd.DataFrame:
     if not parts:
         raise InputError(f"RUN: {p} holds no finished task yet")
     frame = pd.concat([pd.read_parquet(f) for f in parts], ignore_index=True)
+    # derived, not stored: generated instances are named KIND-s<seed>-<k>, so "family" groups a generator's draws
+    frame["family"] = frame["instance"].str.replace(r"-s\d+-\d+$", "", regex=True)
     return frame.sort_values(["instance", "kind", "method", "formulation", "solver", "repetition"],
                              na_position="first", kind="stable").reset_index(drop=True)
