@@ -146,4 +146,11 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ..interrupt import ABANDONED
+
+    code = main()
+    if any(t.is_alive() for t in ABANDONED):  # as lpbench.cli.console_main: a solver thread abandoned at its
+        sys.stdout.flush()                    # deadline aborts the interpreter's teardown (SIGABRT, rows lost)
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
