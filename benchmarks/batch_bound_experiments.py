@@ -95,14 +95,7 @@ class SkipAdmission(MemoryCheckedAdmission):
             prefill_tokens += s
         for q in reversed(positions):
             del self.queue[q]
-        if admitted:
-            self.run_idx = np.concatenate([self.run_idx, np.array(admitted, dtype=np.int64)])
-            self.run_last, self.run_w = last, w
-        self.round += 1
-        req = self.run_idx
-        c = np.ones(len(req), dtype=np.int64)
-        c[n_run:] = inst.prompt[req[n_run:]]
-        return Batch(req, c)
+        return self.start(admitted, last, w, n_run)
 
 
 class Split(Policy):

@@ -90,14 +90,19 @@ class MemoryCheckedAdmission(Policy):
             admitted.append(i)
             tokens += s
             prefill += s
+        del self.queue[:len(admitted)]
+        return self.start(admitted, last, w, n_run)
+
+    def start(self, admitted: list[int], last: np.ndarray, w: np.ndarray, n_run: int) -> Batch:
+        """The round's batch: the n_run running requests decode, ``admitted`` (already taken off the queue,
+        with the completion rounds ``last`` and weights ``w`` of every running request) prefill whole."""
         if admitted:
-            del self.queue[:len(admitted)]
             self.run_idx = np.concatenate([self.run_idx, np.array(admitted, dtype=np.int64)])
             self.run_last, self.run_w = last, w
         self.round += 1
         req = self.run_idx
         c = np.ones(len(req), dtype=np.int64)
-        c[n_run:] = inst.prompt[req[n_run:]]
+        c[n_run:] = self.inst.prompt[req[n_run:]]
         return Batch(req, c)
 
     def on_batch_end(self, req, tokens, gen, finished) -> None:
