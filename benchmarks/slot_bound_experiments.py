@@ -7,6 +7,7 @@ the lower-bound ideas measured and rejected. Not a test.
     python benchmarks/slot_bound_experiments.py threshold      # threshold-SRPT bound vs volume-bound, 8 draws
     python benchmarks/slot_bound_experiments.py cp-redundant   # latency-cp with redundant top-part constraints, 20 s each
     python benchmarks/slot_bound_experiments.py small-opt      # OPT, MC-SF and the latency-lp bound on 8 requests
+    python benchmarks/slot_bound_experiments.py waste          # unused memory of a local-search schedule, draw 0
 
 level-cuts: at time t at most floor(M/(theta+1)) requests have footprint >= theta+1, added to latency-lp
 for K = 1, 2, 3 (theta = M // (K+1)). threshold: above theta those requests' last rounds form a
@@ -171,4 +172,25 @@ def small_opt():
           f"{rep['ratios']['mc-sf']['objective']:g}, latency-lp bound {lp['bound']:.1f}")
 
 
-{"local-search": local_search_vs_mcsf, "small-opt": small_opt, "level-cuts": level_cuts, "threshold": threshold, "cp-redundant": cp_redundant}[sys.argv[1]]()
+def waste():
+    """Unused memory-rounds of the best local-search schedule of full draw 0, and the part of them that
+    Lemma 3 of lpbench.formulations.completion forces: min(M, C+(t) - t) at every round t."""
+    from lpbench.heuristics.slot_sgs import local_search
+
+    inst = draw(0)
+    start, value, _ = local_search(inst, iterations=1500, seed=0)
+    s, o, M = inst.prompt.astype(int), inst.output.astype(int), inst.memory
+    C = start + o
+    T = int(C.max())
+    U = np.zeros(T + 1, dtype=int)
+    for i in range(inst.n):
+        U[start[i] + 1:C[i] + 1] += s[i] + np.arange(1, o[i] + 1)
+    t = np.arange(1, T + 1)
+    Cs = np.sort(C)
+    forced = np.minimum(M, Cs[np.searchsorted(Cs, t)] - t).sum()
+    unused = M * T - U[1:].sum()
+    print(f"draw 0 (n = {inst.n}, M = {M}): local search {value}, utilisation {U[1:].sum() / (M * T):.0%}, "
+          f"unused {unused} memory-rounds, of which Lemma 3 forces {forced} ({forced / unused:.0%})")
+
+
+{"waste": waste, "local-search": local_search_vs_mcsf, "small-opt": small_opt, "level-cuts": level_cuts, "threshold": threshold, "cp-redundant": cp_redundant}[sys.argv[1]]()
