@@ -89,18 +89,19 @@ def random_slot(seed, n=12):
 @pytest.mark.parametrize("seed", range(50))
 def test_serial_sgs_schedules_verify_with_the_latency_they_claim(seed):
     from lpbench.formulations.latency_ip import schedule_from_starts
-    from lpbench.heuristics.slot_sgs import local_search, serial_sgs, total_latency
+    from lpbench.heuristics.slot_sgs import eq3_ramps, local_search, serial_sgs, total_latency
     from lpbench.verify import verify
 
     inst = random_slot(seed)
     a, s, o = inst.arrival.astype(np.int64), inst.prompt.astype(np.int64), inst.output.astype(np.int64)
     order = np.random.default_rng(seed).permutation(inst.n)
-    start = serial_sgs(a, s, o, inst.memory, order)
+    ramps = eq3_ramps(s, o)
+    start = serial_sgs(a, ramps, inst.memory, order)
     ver = verify(inst, schedule_from_starts(inst, start))
-    assert ver.feasible and ver.metrics["total_latency"] == total_latency(a, o, start)
-    first = serial_sgs(a, s, o, inst.memory, np.lexsort((np.arange(inst.n), o)))
+    assert ver.feasible and ver.metrics["total_latency"] == total_latency(a, ramps, start)
+    first = serial_sgs(a, ramps, inst.memory, np.lexsort((np.arange(inst.n), o)))
     best_start, best, _ = local_search(inst, iterations=30, seed=seed)
-    assert best <= total_latency(a, o, first) and best == total_latency(a, o, best_start)
+    assert best <= total_latency(a, ramps, first) and best == total_latency(a, ramps, best_start)
     assert verify(inst, schedule_from_starts(inst, best_start)).feasible
 
 
