@@ -70,8 +70,9 @@ class LatencyIP(Formulation):
             last = np.minimum(last, a + ub - int(o.sum()))
         return np.maximum(last, a)
 
-    scalable_alternative = ("use --formulation volume-bound (closed form, seconds at 10,000 requests) or "
-                            "volume-lp for a lower bound, or latency-cp with a cpsat solver for schedules")
+    scalable_alternative = ("use --formulation volume-bound (closed form, seconds at 10,000 requests), "
+                            "lagrange-bound (this LP's value by subgradient, any size) or volume-lp for a "
+                            "lower bound, or latency-cp with a cpsat solver for schedules")
 
     @staticmethod
     def search_incumbent(inst, deadline: float, seed: int = 0):
