@@ -1,16 +1,16 @@
-"""Seed 003 reproductions (a benchmark, not a test):
+"""Seed 003 reproductions that no suite expresses (a benchmark, not a test).
 
-Part 1 (the §5.1 CSP sweep) is also the suite ``benchmarks/suites/csp51.toml``: ``lpbench bench`` it and
-``lpbench table RUN --kind csp51`` prints the same comparison from the stored rows.
+The §5.1 CSP sweep itself is the suite ``benchmarks/suites/csp51.toml``; its table is
+``lpbench table RUN --kind csp51`` (README, "Seed 003 §5.1"). This script prints the rest:
 
-1. §5.1: for I in 1, 2, 4, ..., 1024 (O = B = 4, M = max(2I, I+O-1), Llama-2-7B/A100 InferMax cost
-   model, C = 4096), the CSP's makespan (``lpbench solve --formulation infermax-csp --solver cpsat``)
-   against the best eviction-free (``*-ef``) and the best evicting policy, all verified.
-2. Fig. 11 style: mean TTFT of Rank_I, Rank_O and Rank_org on the six S/L mixes (B requests).
-3. With ``--milp highs[,gurobi]``: the same §5.1 instances (I <= 2^milp_max_log) with the MILP form
-   (``--formulation infermax-milp``) on those backends.
+1. Fig. 11 style: mean TTFT of Rank_I, Rank_O and Rank_org on the six S/L mixes (B requests); the mixes are
+   not a suite generator and the table is a TTFT ratio layout that ``lpbench table`` does not have.
+2. With ``--milp highs[,gurobi]``: the §5.1 instances (I <= 2^milp_max_log) with the MILP form
+   (``--formulation infermax-milp``) on those backends, one line per (I, solver) with the model's row count
+   (what Gurobi's size-limited licence is measured against); ``lpbench table`` has no per-instance
+   formulation table with rows.
 
-    python benchmarks/bench_infermax.py --time-limit 60 --B 256 --milp highs --milp-max-log 6
+    python benchmarks/bench_infermax.py --time-limit 60 --B 256 --milp highs,gurobi --milp-max-log 6
 """
 import argparse
 
@@ -20,25 +20,6 @@ from lpbench.policies import make_policy
 from lpbench.sim import simulate
 from lpbench.solve import solve_instance
 from lpbench.verify import verify
-
-
-def csp_sweep(time_limit: float, max_log: int):
-    print(f"§5.1  O = B = 4, M = max(2I, I+O-1); makespan in ms; CP-SAT {time_limit:g}s per instance")
-    print(f"{'I':>5} {'status':>10} {'CSP':>9} {'bound':>9} {'best EF':>9} {'(policy)':>14} {'best evict':>10} "
-          f"{'(policy)':>18} {'EF/CSP':>7} {'evict/CSP':>9} {'CSP evictions':>13} {'solve s':>8}")
-    for k in range(max_log + 1):
-        I = 2**k
-        inst = parse_instance(infermax.csp51(I))
-        rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=time_limit)
-        sched = rep.pop("_schedule")
-        ev_csp = verify(inst, sched).metrics["evictions"] if sched is not None else None
-        ratios = rep["ratios"]
-        ef = min(((r["objective"], n) for n, r in ratios.items() if n.endswith("-ef")))
-        ev = min(((r["objective"], n) for n, r in ratios.items() if not n.endswith("-ef")))
-        obj = rep["objective"]
-        print(f"{I:>5} {rep['status']:>10} {obj * 1e3:9.4f} {rep['bound'] * 1e3:9.4f} {ef[0] * 1e3:9.4f} {ef[1]:>14} "
-              f"{ev[0] * 1e3:10.4f} {ev[1]:>18} {ef[0] / obj:7.3f} {ev[0] / obj:9.3f} {ev_csp!s:>13} "
-              f"{rep['solve_seconds']:8.1f}", flush=True)
 
 
 def milp_sweep(solvers: list[str], time_limit: float, max_log: int):
@@ -73,16 +54,12 @@ def rank_table(B: int, seed: int):
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--time-limit", type=float, default=120)
-    ap.add_argument("--max-log", type=int, default=10, help="largest I is 2^max_log")
+    ap.add_argument("--time-limit", type=float, default=120, help="solver seconds per MILP solve")
     ap.add_argument("--B", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--skip-csp", action="store_true")
     ap.add_argument("--milp", default="", help="comma-separated solver profiles for the MILP sweep")
     ap.add_argument("--milp-max-log", type=int, default=6)
     args = ap.parse_args()
-    if not args.skip_csp:
-        csp_sweep(args.time_limit, args.max_log)
     rank_table(args.B, args.seed)
     if args.milp:
         milp_sweep(args.milp.split(","), args.time_limit, args.milp_max_log)
