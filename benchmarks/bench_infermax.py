@@ -13,12 +13,15 @@ The §5.1 CSP sweep itself is the suite ``benchmarks/suites/csp51.toml``; its ta
     python benchmarks/bench_infermax.py --time-limit 60 --B 256 --milp highs,gurobi --milp-max-log 6
 """
 import argparse
+import sys
 
+from lpbench.errors import InputError
 from lpbench.generators import infermax
 from lpbench.instance import parse_instance
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
 from lpbench.solve import solve_instance
+from lpbench.solvers import get_profile
 from lpbench.verify import verify
 
 
@@ -60,6 +63,13 @@ if __name__ == "__main__":
     ap.add_argument("--milp", default="", help="comma-separated solver profiles for the MILP sweep")
     ap.add_argument("--milp-max-log", type=int, default=6)
     args = ap.parse_args()
-    rank_table(args.B, args.seed)
-    if args.milp:
-        milp_sweep(args.milp.split(","), args.time_limit, args.milp_max_log)
+    solvers = [s for s in args.milp.split(",") if s]
+    try:
+        for s in solvers:  # an unknown profile fails before any work
+            get_profile(s)
+        rank_table(args.B, args.seed)
+        if solvers:
+            milp_sweep(solvers, args.time_limit, args.milp_max_log)
+    except InputError as e:  # e.g. gurobipy not installed: the message, not a traceback
+        print(f"bench_infermax.py: {e}", file=sys.stderr)
+        sys.exit(2)
