@@ -80,8 +80,12 @@ def cmd_table(args) -> int:
         if c not in frame.columns:
             raise InputError(f"--by: unknown column {c!r}; e.g. family, model, requests, instance, objective_metric")
     kinds = list(TABLES) if args.kind == "all" else [args.kind]
+    if by and args.kind == "csp51":
+        raise InputError("--by: the csp51 table has one row per instance and takes no --by")
     for k in kinds:
         table = TABLES[k](frame) if k == "csp51" else TABLES[k](frame, by=by)
+        if table.empty and len(kinds) == 1:
+            raise InputError(f"--kind: run {args.run} has no rows for the {k} table")
         if table.empty:
             continue
         if len(kinds) > 1 and args.format != "csv":

@@ -195,6 +195,13 @@ def test_tables_render_md_latex_csv(tiny_runs, capsys):
         assert marker in capsys.readouterr().out
 
 
+def test_table_kind_without_rows_or_with_a_meaningless_by_exits_2(tiny_runs, capsys):
+    assert main(["table", str(tiny_runs[0]), "--kind", "csp51"]) == 2  # the tiny run has no CSP rows
+    assert "no rows for the csp51 table" in capsys.readouterr().err
+    assert main(["table", str(tiny_runs[0]), "--kind", "csp51", "--by", "family"]) == 2
+    assert "takes no --by" in capsys.readouterr().err
+
+
 def test_timeline_replays_the_verified_schedule():
     from lpbench.instance import load_instance
     from lpbench.report.plots import timeline
