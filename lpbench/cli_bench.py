@@ -164,7 +164,8 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("table", help="paper-style tables of a run (Markdown, LaTeX or CSV)")
     s.add_argument("run", help="run directory")
     s.add_argument("--kind", choices=["all", *TABLES], default="all",
-                   help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, csp51 (seed 003 §5.1); default all")
+                   help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, solves (one row per solve), "
+                        "csp51 (seed 003 §5.1); default all")
     s.add_argument("--format", choices=FORMATS, default="md")
     s.add_argument("--by", help="comma-separated columns to group by as well, e.g. family (a generator's draws), "
                                 "model or requests")

@@ -195,6 +195,17 @@ def test_tables_render_md_latex_csv(tiny_runs, capsys):
         assert marker in capsys.readouterr().out
 
 
+def test_solves_table_lists_each_solve(tiny_runs):
+    from lpbench.report.tables import solves_table
+
+    table = solves_table(read_run(tiny_runs[0]))
+    assert list(table.columns) == ["instance", "formulation", "solver", "status", "objective", "bound", "gap",
+                                   "variables", "rows", "build s", "solve s"]
+    assert table["instance"].tolist() == ["slot-12", "tiny-slot"]  # named by number first, as csp51-I2 < I16
+    assert table["objective"].tolist() == [91, 19] and table["bound"].tolist() == [91, 19]
+    assert (table["rows"] > 0).all() and (table["variables"] > 0).all()
+
+
 def test_table_kind_without_rows_or_with_a_meaningless_by_exits_2(tiny_runs, capsys):
     assert main(["table", str(tiny_runs[0]), "--kind", "csp51"]) == 2  # the tiny run has no CSP rows
     assert "no rows for the csp51 table" in capsys.readouterr().err

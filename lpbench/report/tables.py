@@ -6,6 +6,7 @@
   x solver): best / worst / mean ratio, how many exactly optimal (ratio 1 on a proven optimum), how many
   proven, and the certified interval [min lower end, max upper end] over the unproven ones.
 * :func:`gap_table`      -- optimality gap and solve seconds per formulation x solver.
+* :func:`solves_table`   -- one row per solve: status, objective, bound, gap, model size and seconds.
 * :func:`csp51_table`    -- seed 003 §5.1: per instance, the CSP's makespan, status and bound against the
   best eviction-free (``*-ef``) and the best evicting policy.
 Policy rows are repeated once per (formulation, solver) that certified them; tables that describe the
@@ -70,6 +71,27 @@ def gap_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _natural_key(names: pd.Series) -> pd.Series:
+    """The trailing number of an instance name (csp51-I2 before csp51-I16), NaN where there is none."""
+    return names.str.extract(r"(\d+)$")[0].astype(float)
+
+
+def solves_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Every formulation row as it was solved (e.g. the seed 003 §5.1 MILP sweep): status, objective and
+    bound in the formulation's own metric and unit, gap, variables and rows (what a size-limited solver
+    licence counts), build and solve seconds. The repetition column appears only when the run has several."""
+    f = df[df["kind"] == "formulation"]
+    keys = (by or []) + ["instance", "formulation", "solver", "repetition"]
+    table = f[keys + ["status", "objective", "bound", "gap", "variables", "rows", "build_seconds", "solve_seconds"]]
+    table = (table.assign(_k=_natural_key(table["instance"]))
+             .sort_values((by or []) + ["_k", "instance", "formulation", "solver", "repetition"], kind="stable")
+             .drop(columns="_k")
+             .rename(columns={"build_seconds": "build s", "solve_seconds": "solve s"}))
+    if table["repetition"].nunique() <= 1:
+        table = table.drop(columns="repetition")
+    return table.astype({"variables": "Int64", "rows": "Int64"}).reset_index(drop=True)
+
+
 def csp51_table(df: pd.DataFrame, formulation: str = "infermax-csp") -> pd.DataFrame:
     """Seed 003 §5.1 (the layout of ``benchmarks/bench_infermax.py`` before the suite runner): per instance
     and solver, the CSP's status, makespan and bound, the best eviction-free (``*-ef``) and the best other
@@ -106,8 +128,7 @@ def csp51_table(df: pd.DataFrame, formulation: str = "infermax-csp") -> pd.DataF
         table = table.assign(instance=size.astype(int)).rename(columns={"instance": "I"})
         order = ["I", "solver"]
     else:
-        natural = table["instance"].str.extract(r"(\d+)$")[0].astype(float)  # csp51-I2 before csp51-I16
-        table = table.assign(_k=natural)
+        table = table.assign(_k=_natural_key(table["instance"]))
         order = ["_k", "instance", "solver"]
     table = table.sort_values(order, kind="stable").drop(columns=["_k"], errors="ignore")
     if table["solver"].nunique() <= 1:
@@ -116,7 +137,8 @@ def csp51_table(df: pd.DataFrame, formulation: str = "infermax-csp") -> pd.DataF
     return table.reset_index(drop=True)
 
 
-TABLES = {"latency": latency_table, "ratio": ratio_table, "gap": gap_table, "csp51": csp51_table}
+TABLES = {"latency": latency_table, "ratio": ratio_table, "gap": gap_table, "solves": solves_table,
+          "csp51": csp51_table}
 
 
 def render(table: pd.DataFrame, fmt: str, floatfmt: str = ".4g") -> str:
