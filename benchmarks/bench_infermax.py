@@ -1,16 +1,11 @@
-"""Seed 003 reproductions (a benchmark, not a test):
+"""Seed 003 Fig. 11 style: mean TTFT of Rank_I, Rank_O and Rank_org on the six S/L mixes (a benchmark, not a test).
 
-Part 1 (the §5.1 CSP sweep) is also the suite ``benchmarks/suites/csp51.toml``: ``lpbench bench`` it and
-``lpbench table RUN --kind csp51`` prints the same comparison from the stored rows.
+The §5.1 sweeps are suites: ``benchmarks/suites/csp51.toml`` (the CSP, ``lpbench table RUN --kind csp51``)
+and ``benchmarks/suites/csp51-milp.toml`` (the MILP form, ``lpbench table RUN --kind solves``); see the
+README, "Seed 003 §5.1". This table stays a script: the S/L mixes are not a suite generator, and its
+layout (TTFT per mix and the ratios to Rank_I) is not an ``lpbench table`` kind.
 
-1. §5.1: for I in 1, 2, 4, ..., 1024 (O = B = 4, M = max(2I, I+O-1), Llama-2-7B/A100 InferMax cost
-   model, C = 4096), the CSP's makespan (``lpbench solve --formulation infermax-csp --solver cpsat``)
-   against the best eviction-free (``*-ef``) and the best evicting policy, all verified.
-2. Fig. 11 style: mean TTFT of Rank_I, Rank_O and Rank_org on the six S/L mixes (B requests).
-3. With ``--milp highs[,gurobi]``: the same §5.1 instances (I <= 2^milp_max_log) with the MILP form
-   (``--formulation infermax-milp``) on those backends.
-
-    python benchmarks/bench_infermax.py --time-limit 60 --B 256 --milp highs --milp-max-log 6
+    python benchmarks/bench_infermax.py --B 256
 """
 import argparse
 
@@ -18,46 +13,11 @@ from lpbench.generators import infermax
 from lpbench.instance import parse_instance
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
-from lpbench.solve import solve_instance
 from lpbench.verify import verify
 
 
-def csp_sweep(time_limit: float, max_log: int):
-    print(f"§5.1  O = B = 4, M = max(2I, I+O-1); makespan in ms; CP-SAT {time_limit:g}s per instance")
-    print(f"{'I':>5} {'status':>10} {'CSP':>9} {'bound':>9} {'best EF':>9} {'(policy)':>14} {'best evict':>10} "
-          f"{'(policy)':>18} {'EF/CSP':>7} {'evict/CSP':>9} {'CSP evictions':>13} {'solve s':>8}")
-    for k in range(max_log + 1):
-        I = 2**k
-        inst = parse_instance(infermax.csp51(I))
-        rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=time_limit)
-        sched = rep.pop("_schedule")
-        ev_csp = verify(inst, sched).metrics["evictions"] if sched is not None else None
-        ratios = rep["ratios"]
-        ef = min(((r["objective"], n) for n, r in ratios.items() if n.endswith("-ef")))
-        ev = min(((r["objective"], n) for n, r in ratios.items() if not n.endswith("-ef")))
-        obj = rep["objective"]
-        print(f"{I:>5} {rep['status']:>10} {obj * 1e3:9.4f} {rep['bound'] * 1e3:9.4f} {ef[0] * 1e3:9.4f} {ef[1]:>14} "
-              f"{ev[0] * 1e3:10.4f} {ev[1]:>18} {ef[0] / obj:7.3f} {ev[0] / obj:9.3f} {ev_csp!s:>13} "
-              f"{rep['solve_seconds']:8.1f}", flush=True)
-
-
-def milp_sweep(solvers: list[str], time_limit: float, max_log: int):
-    print(f"\n§5.1 with infermax-milp; makespan in ms; {time_limit:g}s per instance")
-    print(f"{'I':>5} {'solver':>7} {'status':>13} {'MILP':>9} {'bound':>9} {'gap':>7} {'rows':>7} {'solve s':>8}")
-    for k in range(max_log + 1):
-        I = 2**k
-        inst = parse_instance(infermax.csp51(I))
-        for solver in solvers:
-            rep = solve_instance(inst, "infermax-milp", solver, time_limit=time_limit)
-            obj = "" if rep["objective"] is None else f"{rep['objective'] * 1e3:9.4f}"
-            bound = "" if rep["bound"] is None else f"{rep['bound'] * 1e3:9.4f}"
-            gap = "" if rep["gap"] is None else f"{rep['gap']:7.3f}"
-            print(f"{I:>5} {solver:>7} {rep['status']:>13} {obj:>9} {bound:>9} {gap:>7} {rep['rows']:>7} "
-                  f"{rep['solve_seconds']:8.1f}", flush=True)
-
-
 def rank_table(B: int, seed: int):
-    print(f"\nFig. 11 style: mean TTFT (s), six S/L mixes, B = {B}, seed {seed}, M = 100,000, C = 4096, P = 512")
+    print(f"Fig. 11 style: mean TTFT (s), six S/L mixes, B = {B}, seed {seed}, M = 100,000, C = 4096, P = 512")
     names = ("rank-i", "rank-o", "rank-org")
     print(f"{'mix':>11} " + " ".join(f"{n:>9}" for n in names) + "  Rank_O/Rank_I  Rank_org/Rank_I")
     for pair in infermax.PAIRS:
@@ -72,17 +32,8 @@ def rank_table(B: int, seed: int):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--time-limit", type=float, default=120)
-    ap.add_argument("--max-log", type=int, default=10, help="largest I is 2^max_log")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--B", type=int, default=256)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--skip-csp", action="store_true")
-    ap.add_argument("--milp", default="", help="comma-separated solver profiles for the MILP sweep")
-    ap.add_argument("--milp-max-log", type=int, default=6)
     args = ap.parse_args()
-    if not args.skip_csp:
-        csp_sweep(args.time_limit, args.max_log)
     rank_table(args.B, args.seed)
-    if args.milp:
-        milp_sweep(args.milp.split(","), args.time_limit, args.milp_max_log)

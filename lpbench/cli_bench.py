@@ -80,8 +80,12 @@ def cmd_table(args) -> int:
         if c not in frame.columns:
             raise InputError(f"--by: unknown column {c!r}; e.g. family, model, requests, instance, objective_metric")
     kinds = list(TABLES) if args.kind == "all" else [args.kind]
+    if by and args.kind == "csp51":
+        raise InputError("--by: the csp51 table has one row per instance and takes no --by")
     for k in kinds:
         table = TABLES[k](frame) if k == "csp51" else TABLES[k](frame, by=by)
+        if table.empty and len(kinds) == 1:
+            raise InputError(f"--kind: run {args.run} has no rows for the {k} table")
         if table.empty:
             continue
         if len(kinds) > 1 and args.format != "csv":
@@ -160,7 +164,8 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("table", help="paper-style tables of a run (Markdown, LaTeX or CSV)")
     s.add_argument("run", help="run directory")
     s.add_argument("--kind", choices=["all", *TABLES], default="all",
-                   help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, csp51 (seed 003 §5.1); default all")
+                   help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, solves (one row per solve), "
+                        "csp51 (seed 003 §5.1); default all")
     s.add_argument("--format", choices=FORMATS, default="md")
     s.add_argument("--by", help="comma-separated columns to group by as well, e.g. family (a generator's draws), "
                                 "model or requests")

@@ -195,6 +195,24 @@ def test_tables_render_md_latex_csv(tiny_runs, capsys):
         assert marker in capsys.readouterr().out
 
 
+def test_solves_table_lists_each_solve(tiny_runs):
+    from lpbench.report.tables import solves_table
+
+    table = solves_table(read_run(tiny_runs[0]))
+    assert list(table.columns) == ["instance", "formulation", "solver", "status", "objective", "bound", "gap",
+                                   "variables", "rows", "build s", "solve s"]
+    assert table["instance"].tolist() == ["slot-12", "tiny-slot"]  # named by number first, as csp51-I2 < I16
+    assert table["objective"].tolist() == [91, 19] and table["bound"].tolist() == [91, 19]
+    assert (table["rows"] > 0).all() and (table["variables"] > 0).all()
+
+
+def test_table_kind_without_rows_or_with_a_meaningless_by_exits_2(tiny_runs, capsys):
+    assert main(["table", str(tiny_runs[0]), "--kind", "csp51"]) == 2  # the tiny run has no CSP rows
+    assert "no rows for the csp51 table" in capsys.readouterr().err
+    assert main(["table", str(tiny_runs[0]), "--kind", "csp51", "--by", "family"]) == 2
+    assert "takes no --by" in capsys.readouterr().err
+
+
 def test_timeline_replays_the_verified_schedule():
     from lpbench.instance import load_instance
     from lpbench.report.plots import timeline
@@ -254,3 +272,44 @@ def test_dask_worker_killed_under_a_task_becomes_error_rows(monkeypatch):
     for task, rows in results:
         assert [r["method"] for r in rows] == [task["formulation"], *task["policies"]]
         assert {r["status"] for r in rows} == {"error"} and all("KilledWorker" in r["message"] for r in rows)
+
+
+def test_csp51_table_from_a_suite_task(tmp_path, capsys):
+    """Seed 003 §5.1 through the runner: the CSP row carries its reported schedule's verified metrics
+    (makespan = the objective, so the evictions are that schedule's), and the table has the README's columns."""
+    import pandas as pd
+
+    from lpbench.bench.runner import execute
+    from lpbench.report.tables import csp51_table, render
+
+    suite = write_suite(tmp_path, """[suite]
+name = "csp51-one"
+solve = ["infermax-csp:cpsat"]
+policies = ["vllm", "vllm-ef", "sarathi-ef", "rank-i"]
+time_limit = 2
+
+[[suite.generate]]
+kind = "infermax-csp51"
+I = [1]
+""")
+    (task,) = [t.to_dict() for t in load_suite(suite).tasks()]
+    rows = execute(task)
+    csp = rows[0]
+    assert csp["kind"] == "formulation" and csp["verified"]
+    assert csp["makespan"] == pytest.approx(csp["objective"]) and isinstance(csp["evictions"], int)
+    frame = pd.DataFrame(rows)
+    table = csp51_table(frame)
+    assert list(table.columns) == ["I", "status", "CSP ms", "bound ms", "best EF ms", "(EF policy)", "best evict ms",
+                                   "(evict policy)", "EF/CSP", "evict/CSP", "CSP evictions", "solve s"]
+    (row,) = table.to_dict("records")
+    pol = {r["method"]: r["objective"] for r in rows[1:]}
+    best_ef = min(("sarathi-ef", "vllm-ef"), key=lambda p: (pol[p], p))
+    best_ev = min(("rank-i", "vllm"), key=lambda p: (pol[p], p))
+    assert row["I"] == 1 and row["CSP evictions"] == csp["evictions"]
+    assert row["CSP ms"] == pytest.approx(csp["objective"] * 1e3)
+    assert (row["(EF policy)"], row["best EF ms"]) == (best_ef, pytest.approx(pol[best_ef] * 1e3))
+    assert (row["(evict policy)"], row["EF/CSP"]) == (best_ev, pytest.approx(pol[best_ef] / csp["objective"]))
+    assert row["evict/CSP"] == pytest.approx(pol[best_ev] / csp["objective"])
+    header = render(table, "md").splitlines()[0]
+    assert [c.strip() for c in header.strip("|").split("|")] == list(table.columns)
+    assert "\\begin{tabular}" in render(table, "latex")

@@ -163,5 +163,6 @@ def gantt(inst: Instance, sched: Schedule, out, label: str = "") -> list[Path]:
     ax.set_xlabel("time" + (" (rounds)" if inst.model == "slot" else " (s)"))
     ax.set_ylabel("request")
     ax.set_title(f"Schedule: {inst.name} {label}".strip())
-    ax.legend(fontsize=8, loc="upper right", ncols=4)
+    # outside the axes: inside, it covered the first requests' bars (slot-12, latency-ip)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(fig, out)

@@ -6,6 +6,7 @@
   x solver): best / worst / mean ratio, how many exactly optimal (ratio 1 on a proven optimum), how many
   proven, and the certified interval [min lower end, max upper end] over the unproven ones.
 * :func:`gap_table`      -- optimality gap and solve seconds per formulation x solver.
+* :func:`solves_table`   -- one row per solve: status, objective, bound, gap, model size and seconds.
 * :func:`csp51_table`    -- seed 003 §5.1: per instance, the CSP's makespan, status and bound against the
   best eviction-free (``*-ef``) and the best evicting policy.
 Policy rows are repeated once per (formulation, solver) that certified them; tables that describe the
@@ -70,32 +71,74 @@ def gap_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _natural_key(names: pd.Series) -> pd.Series:
+    """The trailing number of an instance name (csp51-I2 before csp51-I16), NaN where there is none."""
+    return names.str.extract(r"(\d+)$")[0].astype(float)
+
+
+def solves_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
+    """Every formulation row as it was solved (e.g. the seed 003 §5.1 MILP sweep): status, objective and
+    bound in the formulation's own metric and unit, gap, variables and rows (what a size-limited solver
+    licence counts), build and solve seconds. The repetition column appears only when the run has several."""
+    f = df[df["kind"] == "formulation"]
+    keys = (by or []) + ["instance", "formulation", "solver", "repetition"]
+    table = f[keys + ["status", "objective", "bound", "gap", "variables", "rows", "build_seconds", "solve_seconds"]]
+    table = (table.assign(_k=_natural_key(table["instance"]))
+             .sort_values((by or []) + ["_k", "instance", "formulation", "solver", "repetition"], kind="stable")
+             .drop(columns="_k")
+             .rename(columns={"build_seconds": "build s", "solve_seconds": "solve s"}))
+    if table["repetition"].nunique() <= 1:
+        table = table.drop(columns="repetition")
+    return table.astype({"variables": "Int64", "rows": "Int64"}).reset_index(drop=True)
+
+
 def csp51_table(df: pd.DataFrame, formulation: str = "infermax-csp") -> pd.DataFrame:
+    """Seed 003 §5.1 (the layout of ``benchmarks/bench_infermax.py`` before the suite runner): per instance
+    and solver, the CSP's status, makespan and bound, the best eviction-free (``*-ef``) and the best other
+    ("evicting") policy with their ratios to the CSP, the evictions of the CSP's reported schedule, and its
+    solve seconds. Times in ms (the paper's unit). ``I`` is read from the generator's name ``csp51-I<I>``
+    (other names keep an ``instance`` column); the solver column appears only when the run has several.
+    A tie between policies goes to the alphabetically first."""
     f = df[(df["kind"] == "formulation") & (df["formulation"] == formulation)]
-    pol = _policies(df)
+    pol = _policies(df).sort_values("method", kind="stable")
+    ms = 1e3
     rows = []
     for _, r in f.iterrows():
         ps = pol[pol["instance_hash"] == r["instance_hash"]]
         ef, ev = ps[ps["method"].str.endswith("-ef")], ps[~ps["method"].str.endswith("-ef")]
         best_ef = ef.loc[ef["objective"].idxmin()] if len(ef) else None
         best_ev = ev.loc[ev["objective"].idxmin()] if len(ev) else None
-        rows.append({"instance": r["instance"], "solver": r["solver"], "status": r["status"], "CSP": r["objective"],
-                     "bound": r["bound"],
-                     "best EF": None if best_ef is None else best_ef["objective"],
+        csp = r["objective"] if pd.notna(r["objective"]) and r["objective"] > 0 else None
+        rows.append({"instance": r["instance"], "solver": r["solver"], "status": r["status"],
+                     "CSP ms": None if csp is None else csp * ms,
+                     "bound ms": None if pd.isna(r["bound"]) else r["bound"] * ms,
+                     "best EF ms": None if best_ef is None else best_ef["objective"] * ms,
                      "(EF policy)": None if best_ef is None else best_ef["method"],
-                     "best evicting": None if best_ev is None else best_ev["objective"],
-                     "(evicting policy)": None if best_ev is None else best_ev["method"],
-                     "EF/CSP": None if best_ef is None or not r["objective"] else best_ef["objective"] / r["objective"],
-                     "evict/CSP": None if best_ev is None or not r["objective"] else best_ev["objective"] / r["objective"],
+                     "best evict ms": None if best_ev is None else best_ev["objective"] * ms,
+                     "(evict policy)": None if best_ev is None else best_ev["method"],
+                     "EF/CSP": None if best_ef is None or csp is None else best_ef["objective"] / csp,
+                     "evict/CSP": None if best_ev is None or csp is None else best_ev["objective"] / csp,
+                     "CSP evictions": r.get("evictions"),
                      "solve s": r["solve_seconds"]})
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    natural = table["instance"].str.extract(r"(\d+)$")[0].astype(float)  # csp51-I2 before csp51-I16
-    return table.assign(_k=natural).sort_values(["_k", "instance"]).drop(columns="_k").reset_index(drop=True)
+    size = table["instance"].str.extract(r"^csp51-I(\d+)$")[0]
+    if size.notna().all():  # the generator's sweep: a column I, in numeric order
+        table = table.assign(instance=size.astype(int)).rename(columns={"instance": "I"})
+        order = ["I", "solver"]
+    else:
+        table = table.assign(_k=_natural_key(table["instance"]))
+        order = ["_k", "instance", "solver"]
+    table = table.sort_values(order, kind="stable").drop(columns=["_k"], errors="ignore")
+    if table["solver"].nunique() <= 1:
+        table = table.drop(columns="solver")
+    table["CSP evictions"] = table["CSP evictions"].astype("Int64")
+    return table.reset_index(drop=True)
 
 
-TABLES = {"latency": latency_table, "ratio": ratio_table, "gap": gap_table, "csp51": csp51_table}
+TABLES = {"latency": latency_table, "ratio": ratio_table, "gap": gap_table, "solves": solves_table,
+          "csp51": csp51_table}
 
 
 def render(table: pd.DataFrame, fmt: str, floatfmt: str = ".4g") -> str:
