@@ -46,6 +46,28 @@ def test_subproblem_in_closed_form_equals_direct_enumeration(seed):
     assert (k >= a).all()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_pruned_windows_equal_full_enumeration_under_high_prices(seed):
+    """Prices high enough that each request has hundreds of candidate starts (many 64-start blocks, most
+    pruned): the minimum is the one over every start, computed here by plain enumeration."""
+    rng = np.random.default_rng(seed)
+    inst = slot_instance(1200 + seed, n=12, max_o=30, max_s=20, max_a=200)
+    a, s, o = arrays(inst)
+    H = int(a.max() + o.sum()) + 3
+    lam = rng.exponential(rng.choice([0.5, 2.0, 8.0]), H) * (rng.random(H) < 0.5)
+    value, k = dual_value(a, s, o, inst.memory, lam)
+    total = 0.0
+    for ai, si, oi in zip(a, s, o):
+        lam_ext = np.concatenate([lam, np.zeros(200_000)])
+        starts = np.arange(ai, ai + 120_000)
+        csum = np.concatenate([[0.0], np.cumsum(lam_ext)])
+        wsum = np.concatenate([[0.0], np.cumsum(np.arange(len(lam_ext)) * lam_ext)])
+        priced = (si - starts) * (csum[starts + oi + 1] - csum[starts + 1]) + wsum[starts + oi + 1] - wsum[starts + 1]
+        total += float((starts - ai + priced).min()) + oi
+    assert value == pytest.approx(total - inst.memory * lam.sum(), rel=1e-12)
+    assert certified_bound(a, s, o, inst.memory, lam) == pytest.approx(value, abs=1.0)
+
+
 @pytest.mark.parametrize("seed", range(50))
 def test_every_lambda_bounds_the_brute_force_optimum(seed):
     """Weak duality, checked: for random λ >= 0 the certified value is <= OPT (an independent DFS) and

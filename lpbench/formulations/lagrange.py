@@ -18,7 +18,9 @@ requests).
 sum in cost_i(k) is (s_i − k)(P0(k+o_i+1) − P0(k+1)) + P1(k+o_i+1) − P1(k+1): O(1) per candidate k.
 Since cost_i(k) >= k + o_i − a_i, no start later than a_i + cost_i(a_i) − o_i can beat k = a_i, so the
 candidates are that window; where it is longer than ``max_window`` the rest is bounded below by its
-first round's k + o_i − a_i (still exact as a lower bound).
+first round's k + o_i − a_i (still exact as a lower bound). Blocks of 64 starts are skipped when a lower
+bound on their cost exceeds a sampled start's (each round every start of the block covers is priced at
+least (s_i + 1)·λ_u), so high prices do not make every start a candidate.
 
 **Search for λ.** Projected subgradient ascent: g_t = memory_t(chosen starts) − M, Polyak steps towards
 the target 1.05 × the best L so far (the incumbent's TEL as the target was measured worse: far above the
@@ -38,7 +40,8 @@ from ..solvers.base import SolveResult
 from .base import FORMULATIONS, Formulation
 
 TARGET_MARGIN = 0.05   # Polyak target: best L(λ) so far × (1 + margin)
-MAX_WINDOW = 4096      # candidate starts per request and evaluation; later ones are bounded by their delay
+MAX_WINDOW = 1 << 16   # candidate starts per request and evaluation; later ones are bounded by their delay
+BLOCK = 64             # candidate starts per pruning block
 EXACT_SCALE = 2 ** 24  # λ resolution of the certified evaluation
 
 
@@ -59,11 +62,29 @@ def dual_value(a, s, o, M: int, lam: np.ndarray, max_window: int = MAX_WINDOW, s
     base = priced(a, s, o)                               # cost of starting at arrival, less o_i
     extra = base // scale if scale > 1 else np.floor(base + 1e-9).astype(np.int64)
     window = np.minimum(extra, max_window)               # later starts cost more than starting at a_i
-    count = window + 1
-    first = np.concatenate([[0], np.cumsum(count)[:-1]])
-    job = np.repeat(np.arange(len(a)), count)
-    k = a[job] + (np.arange(int(count.sum())) - first[job])
+    # blocks of BLOCK candidate starts [k0, k1]: a sample at k0 bounds each request's minimum from above; a
+    # block whose lower bound exceeds that is skipped. Lower bound: delay k0 − a_i, plus the rounds every
+    # start of the block covers, k1+1 .. k0+o_i, each priced at least (s_i + 1)·λ_u
+    n = len(a)
+    blocks = window // BLOCK + 1
+    bfirst = np.concatenate([[0], np.cumsum(blocks)[:-1]])
+    bjob = np.repeat(np.arange(n), blocks)
+    k0 = a[bjob] + BLOCK * (np.arange(int(blocks.sum())) - bfirst[bjob])
+    k1 = np.minimum(k0 + BLOCK - 1, (a + window)[bjob])
+    sample = (k0 - a[bjob]) * scale + priced(k0, s[bjob], o[bjob])
+    upper = np.minimum.reduceat(sample, bfirst)
+    cover_hi, cover_lo = np.minimum(k0 + o[bjob] + 1, H), np.minimum(k1 + 1, H)
+    lower = (k0 - a[bjob]) * scale + np.where(cover_hi > cover_lo, (s[bjob] + 1) * (P0[cover_hi] - P0[cover_lo]), 0)
+    keep = lower <= upper[bjob]
+    keep[_argmin_segments(sample, bfirst, blocks, upper)] = True   # (float rounding could tie-break it away)
+    keep = np.flatnonzero(keep)
+    size = k1[keep] - k0[keep] + 1
+    start = np.concatenate([[0], np.cumsum(size)[:-1]])
+    job = np.repeat(bjob[keep], size)
+    k = np.repeat(k0[keep], size) + (np.arange(int(size.sum())) - np.repeat(start, size))
     cost = (k - a[job]) * scale + priced(k, s[job], o[job])
+    first = np.searchsorted(job, np.arange(n))
+    count = np.diff(np.append(first, len(job)))
     best = np.minimum.reduceat(cost, first)
     arg = _argmin_segments(cost, first, count, best)
     beyond = window == max_window                        # starts after the window: cost > their delay
