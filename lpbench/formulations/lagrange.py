@@ -42,6 +42,7 @@ from .base import FORMULATIONS, Formulation
 TARGET_MARGIN = 0.05   # Polyak target: best L(λ) so far × (1 + margin)
 MAX_WINDOW = 1 << 16   # candidate starts per request and evaluation; later ones are bounded by their delay
 BLOCK = 64             # candidate starts per pruning block
+CHUNK = 2048           # requests per vectorised step of the subproblem
 EXACT_SCALE = 2 ** 24  # λ resolution of the certified evaluation
 
 
@@ -49,10 +50,25 @@ def dual_value(a, s, o, M: int, lam: np.ndarray, max_window: int = MAX_WINDOW, s
     """(L(λ), chosen start of each request). ``lam[u]`` prices row u; λ = 0 beyond len(lam).
 
     With ``scale`` > 1, ``lam`` holds integers λ·scale and everything is computed in exact int64
-    arithmetic; the value returned is then scale·L(λ), an integer (see :func:`certified_bound`)."""
+    arithmetic; the value returned is then scale·L(λ), an integer (see :func:`certified_bound`).
+    Requests are taken CHUNK at a time, so memory stays bounded at any n."""
     H = len(lam)
     P0 = np.concatenate([[0], np.cumsum(lam)])
     P1 = np.concatenate([[0], np.cumsum(np.arange(H) * lam)])
+    best, start = [], []
+    for c in range(0, len(a), CHUNK):
+        part = slice(c, c + CHUNK)
+        b, k = _cheapest_starts(a[part], s[part], o[part], P0, P1, H, max_window, scale)
+        best.append(b)
+        start.append(k)
+    best, start = np.concatenate(best), np.concatenate(start)
+    if scale > 1:                                        # exact: sum as Python integers
+        return sum(best.tolist()) + int(o.sum()) * scale - M * sum(lam.tolist()), start
+    return best.sum() + float(o.sum()) - M * lam.sum(), start
+
+
+def _cheapest_starts(a, s, o, P0, P1, H: int, max_window: int, scale: int):
+    """min_k cost_i(k) − o_i (times scale) and its argmin k, per request, from the prefix sums of λ."""
 
     def priced(k, si, oi):  # Σ_{u=k+1}^{k+o} λ_u (s + u − k)
         hi = np.minimum(k + oi + 1, H)
@@ -89,9 +105,7 @@ def dual_value(a, s, o, M: int, lam: np.ndarray, max_window: int = MAX_WINDOW, s
     arg = _argmin_segments(cost, first, count, best)
     beyond = window == max_window                        # starts after the window: cost > their delay
     best = np.where(beyond, np.minimum(best, (max_window + 1) * scale), best)
-    if scale > 1:                                        # exact: sum as Python integers
-        return sum(best.tolist()) + int(o.sum()) * scale - M * sum(lam.tolist()), k[arg]
-    return best.sum() + float(o.sum()) - M * lam.sum(), k[arg]
+    return best, k[arg]
 
 
 def certified_bound(a, s, o, M: int, lam: np.ndarray) -> int:
