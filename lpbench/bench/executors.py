@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Iterator
 
@@ -59,7 +60,10 @@ def run_dask(tasks: list[dict], workers: int, scheduler: str | None = None) -> I
     finally:
         client.close()
         if cluster is not None:
-            cluster.close()
+            try:
+                cluster.close()
+            except Exception as e:  # every row is in: a nanny still restarting a killed worker can fail
+                print(f"warning: Dask LocalCluster shutdown: {type(e).__name__}: {e}", file=sys.stderr)
 
 
 def run_tasks(tasks: list[dict], executor: str = "local", workers: int | None = None,
