@@ -181,7 +181,7 @@ def verify_engines(inst: Instance, sched: Schedule):
         gen, fin = st.process(r, c)
         kv[e] += total
         if kv[e] > inst.memory:
-            holders = np.flatnonzero((loc == e) & (st.m > 0) & ~st.done)
+            holders = np.flatnonzero(((loc == e) & (st.m > 0) & ~st.done) | ((move_to == e) & ~moved & (move_x < fin_t)))
             names = ", ".join(str(ids[i]) for i in holders[:8]) + (" ..." if len(holders) > 8 else "")
             return VerifyResult(False, [f"{where}: [memory] engine {e}, request(s) {names}: KV footprint after the "
                                         f"batch {kv[e]} exceeds memory {inst.memory}"])
