@@ -31,6 +31,72 @@ from .semantics import RequestStates
 
 
 def verify_engines(inst: Instance, sched: Schedule):
+    """Every rule above; a schedule without moves first engine by engine (:func:`verify_by_engine`)."""
+    if sched.moves is None or not len(sched.moves.req):
+        res = verify_by_engine(inst, sched)
+        if res is not None:
+            return res
+    return replay_engines(inst, sched)
+
+
+def verify_by_engine(inst: Instance, sched: Schedule):
+    """Without moves each request must stay on one engine ([engine]), and then the batches of engine e are a
+    one-engine schedule of its requests, for the one-engine rules: each engine's part goes through
+    :func:`lpbench.verify.verify` (its fast flat check) and the metrics are merged as the replay computes
+    them (busy time summed engine by engine). None when any rule fails; the replay then names it."""
+    from .sim.multi import sub_instance
+    from .verify import _result, verify
+
+    n, K, nb = inst.n, inst.limits.K, sched.n_batches
+    engine = sched.engine if sched.engine is not None else np.zeros(nb, dtype=np.int64)
+    lens, elens = np.diff(sched.ptr), np.diff(sched.eptr)
+    q = np.concatenate([sched.req, sched.evict])
+    eq = np.concatenate([np.repeat(engine, lens), np.repeat(engine, elens)])
+    lo, hi = np.full(n, K, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    np.minimum.at(lo, q, eq)
+    np.maximum.at(hi, q, eq)
+    if np.any(lo != hi):  # a request on two engines, or on none ([incomplete])
+        return None
+    first_token, completion, max_gap = np.full(n, np.nan), np.full(n, np.nan), np.zeros(n)
+    tbt_req: list[np.ndarray] = []
+    tbt: list[np.ndarray] = []
+    peak, busy, evictions = 0, 0.0, 0
+    pos = np.zeros(n, dtype=np.int64)
+    for e in range(K):
+        idx = np.flatnonzero(lo == e)
+        sel = np.flatnonzero(engine == e)
+        if not len(idx):
+            continue
+        pos[idx] = np.arange(len(idx))
+        ptr, take = _select(sched.ptr, sel)
+        eptr, etake = _select(sched.eptr, sel)
+        part = Schedule(sched.start[sel], ptr, pos[sched.req[take]], sched.tokens[take], eptr, pos[sched.evict[etake]])
+        res = verify(sub_instance(inst, idx), part)
+        if not res.feasible:
+            return None
+        first_token[idx], completion[idx] = res.first_token, res.completion
+        r, gap = res.tbt
+        tbt_req.append(idx[r])
+        tbt.append(gap)
+        peak = max(peak, res.metrics["peak_memory"])
+        busy += res.metrics["busy_time"]
+        evictions += res.metrics["evictions"]
+    tbt_r = np.concatenate(tbt_req) if tbt_req else np.zeros(0, dtype=np.int64)
+    gaps = np.concatenate(tbt) if tbt else np.zeros(0)
+    np.maximum.at(max_gap, tbt_r, gaps)
+    return _result(inst, sched, first_token, completion, tbt_r, gaps, max_gap, peak, busy, evictions)
+
+
+def _select(ptr: np.ndarray, sel: np.ndarray):
+    """CSR rows ``sel`` of ``ptr``: the new pointer array and the positions of their entries."""
+    lens = np.diff(ptr)[sel]
+    new = np.zeros(len(sel) + 1, dtype=np.int64)
+    np.cumsum(lens, out=new[1:])
+    return new, np.repeat(ptr[sel] - new[:-1], lens) + np.arange(new[-1])
+
+
+def replay_engines(inst: Instance, sched: Schedule):
+    """The batch-by-batch replay of every rule, in start-time order; it names each violation."""
     from .verify import EPS, VerifyResult, _result
 
     n, lim, cost = inst.n, inst.limits, inst.cost_model
@@ -91,7 +157,7 @@ def verify_engines(inst: Instance, sched: Schedule):
     gaps: list[np.ndarray] = []
     gap_req: list[np.ndarray] = []
     peak = 0
-    busy = 0.0
+    busy_on = [0.0] * K  # per engine, then summed in engine order (as verify_by_engine does)
     position = np.zeros(n, dtype=np.int64)
 
     for j in order:
@@ -176,7 +242,7 @@ def verify_engines(inst: Instance, sched: Schedule):
         while ai[e] < len(arrive[e]) and arrive[e][ai[e]][0] < fin_t:  # moves in under way: KV held here
             kv[e] += arrive[e][ai[e]][1]
             ai[e] += 1
-        busy += dur
+        busy_on[e] += dur
         end[e] = fin_t
         gen, fin = st.process(r, c)
         kv[e] += total
@@ -217,4 +283,7 @@ def verify_engines(inst: Instance, sched: Schedule):
                                     "but is never processed there after it"])
     tbt = np.concatenate(gaps) if gaps else np.zeros(0)
     tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
+    busy = 0.0
+    for b in busy_on:
+        busy += b
     return _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, peak, busy, int(st.evictions.sum()))

@@ -92,6 +92,33 @@ def test_one_engine_through_the_event_loop_is_the_one_engine_simulation_bit_for_
     assert checked > 50
 
 
+def test_engine_by_engine_is_the_event_loop_and_the_fast_check_is_the_replay():
+    """Routing that reads no engine state: simulating each engine on its own requests (with the one-engine
+    loop's runs) and merging gives the event loop's schedule bit for bit; without moves the verifier's
+    engine-by-engine check gives the replay's metrics exactly (and both accept)."""
+    from lpbench.verify_engines import replay_engines, verify_by_engine
+
+    checked = 0
+    for seed in range(2):
+        for limits in (None, {"token_budget": 64}):
+            inst = random_batch_instance(seed, n=50, limits=limits, memory=600 if seed % 2 else None)
+            for K, routing in ((2, "round-robin"), (3, "random"), (3, "least-loaded")):
+                multi = with_limits(inst, engines=K, routing=routing)
+                for name in ("sarathi", "vllm", "rank-i", "orca", "rad", "slai", "mc-sf"):
+                    try:
+                        a = simulate_multi(multi, make_policy(name, multi)).schedule
+                    except InputError:
+                        continue
+                    if routing != "least-loaded":
+                        b = simulate_multi(multi, make_policy(name, multi), split=False).schedule
+                        for k in ("start", "ptr", "req", "tokens", "eptr", "evict", "engine"):
+                            assert np.array_equal(getattr(a, k), getattr(b, k)), (seed, K, name, k)
+                    fast, slow = verify_by_engine(multi, a), replay_engines(multi, a)
+                    assert fast is not None and slow.feasible and fast.metrics == slow.metrics, (seed, K, name)
+                    checked += 1
+    assert checked > 30
+
+
 def test_limits_are_validated_with_field_value_expected():
     base = {"memory": 100, "model": "batch", "cost_model": LINEAR, "requests": [{"arrival": 0, "prompt": 5, "output": 2}]}
     for limits, field in (({"engines": 0}, "limits.engines"), ({"engines": 2.5}, "limits.engines"),
@@ -161,15 +188,17 @@ def test_random_instances_verify_and_respect_the_k_engine_bounds(K):
 
 
 def test_tiled_bound_with_k_engines():
-    """Σ t*_q <= the busy time of all engines together, and the K-engine drain bound <= the makespan."""
+    """Σ t*_q <= the busy time of all engines together, and the K-engine drain bound <= the makespan, for
+    routed policies and for distserve (the bound's planner moves KV for free)."""
     from test_capacity import TILED, inst_of
 
     for seed in range(3):
         inst = with_limits(inst_of(seed, TILED, 256, n=25, max_prompt=256), engines=2)
         form = TiledCapacity(inst)
         assert form.K == 2
-        for name in ("sarathi-serve", "rad", "slai"):
-            ver = verify(inst, simulate(inst, make_policy(name, inst)).schedule)
+        moving = with_limits(inst, kv_transfer_per_token=1e-5)
+        for name in ("sarathi-serve", "rad", "slai", "distserve"):
+            ver = verify(moving, simulate(moving, make_policy(name, moving)).schedule)
             assert ver.feasible
             assert form.t_star().sum() <= ver.metrics["busy_time"] * (1 + 1e-9)
             assert form.drain() <= ver.metrics["makespan"] + 1e-9

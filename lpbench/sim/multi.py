@@ -23,13 +23,18 @@ Routing rules (online: each reads only what is known at the arrival time a_i, no
   completes it (or the end of its move away). It reads no lengths: the output length is unknown at
   arrival (seed 000 §1.1), and a request's remaining work is the policy's business.
 
-Speed: the one-engine loop's repeated-batch runs (``Policy.steady_batches``) are not used here, so this
-loop calls ``next_batch`` once per batch. With K = 1 it builds the same schedule as
-:func:`~lpbench.sim.engine.simulate`, bit for bit (``tests/test_multi.py``).
+Speed: the event loop does not take the one-engine loop's repeated-batch runs
+(``Policy.steady_batches``), so it calls ``next_batch`` once per batch. With K = 1 it builds the same
+schedule as :func:`~lpbench.sim.engine.simulate`, bit for bit. A routing rule that reads no engine state
+(``round-robin``, ``random``) decides every arrival before any batch runs, and an ordinary policy's copies
+never interact, so then each engine is simulated on its own requests by
+:func:`~lpbench.sim.engine.simulate` (runs included) and the schedules are merged by start time, engine
+order breaking ties -- the event loop's schedule, bit for bit (``tests/test_multi.py``).
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 import heapq
 import math
 import time
@@ -38,14 +43,17 @@ import numpy as np
 
 from ..errors import PolicyDiverged, PolicyError
 from ..registry import Registry
-from ..schedule import Moves, ScheduleBuilder
+from ..schedule import Moves, Schedule, ScheduleBuilder
 from ..semantics import RequestStates
 from .engine import SimResult
+from .engine import simulate as simulate_one_engine
 
 
 class Router:
     """Picks one engine among ``candidates`` (engine indices, ascending), reading ``load`` (requests in
-    each engine now, see the module docstring)."""
+    each engine now, see the module docstring) when ``reads_load``."""
+
+    reads_load = True
 
     def __init__(self, K: int, seed: int = 0):
         self.K = K
@@ -59,6 +67,8 @@ ROUTERS: Registry[type[Router]] = Registry("routing rule")
 
 @ROUTERS.register("round-robin")
 class RoundRobin(Router):
+    reads_load = False
+
     def __init__(self, K: int, seed: int = 0):
         super().__init__(K, seed)
         self.turn = 0
@@ -71,6 +81,8 @@ class RoundRobin(Router):
 
 @ROUTERS.register("random")
 class UniformRandom(Router):
+    reads_load = False
+
     def __init__(self, K: int, seed: int = 0):
         super().__init__(K, seed)
         self.rng = np.random.default_rng([seed, K])
@@ -259,8 +271,60 @@ class MultiEngineRun:
         return SimResult(name, sched, time.perf_counter() - t0)
 
 
-def simulate_multi(inst, policy, progress=None) -> SimResult:
+def simulate_multi(inst, policy, progress=None, split: bool = True) -> SimResult:
     """Run ``policy`` (an :class:`EngineGroup`, or an ordinary policy, then :class:`Routed`) on the
-    instance's ``limits.engines`` engines until every request completes."""
-    group = policy if isinstance(policy, EngineGroup) else Routed(policy)
-    return MultiEngineRun(inst, group).run(progress)
+    instance's ``limits.engines`` engines until every request completes; ``split=False`` forces the event
+    loop where engine-by-engine simulation would do (module docstring)."""
+    if isinstance(policy, EngineGroup):
+        return MultiEngineRun(inst, policy).run(progress)
+    router = ROUTERS.get(inst.limits.routing_rule)(inst.limits.K, getattr(policy, "seed", 0))
+    if split and not router.reads_load:
+        return _engine_by_engine(inst, policy, router)
+    return MultiEngineRun(inst, Routed(policy)).run(progress)
+
+
+def sub_instance(inst, idx: np.ndarray):
+    """The requests ``idx`` (ascending) of ``inst`` as a one-engine instance with the same memory, cost model
+    and batch limits."""
+    take = lambda a: None if a is None else a[idx]  # noqa: E731
+    return dataclasses.replace(
+        inst, arrival=inst.arrival[idx], prompt=inst.prompt[idx], output=inst.output[idx],
+        ids=[inst.ids[i] for i in idx.tolist()], tbt_slo=take(inst.tbt_slo), ttft_slo=take(inst.ttft_slo),
+        request_class=None if inst.request_class is None else [inst.request_class[i] for i in idx.tolist()],
+        limits=dataclasses.replace(inst.limits, engines=None, routing=None, kv_transfer_per_token=None))
+
+
+def merge_schedules(parts: list[Schedule], idx: list[np.ndarray]) -> Schedule:
+    """One schedule from the one-engine schedules ``parts`` (request j of part e is request ``idx[e][j]``):
+    batches by start time, engine order breaking ties; ``engine`` numbers the parts."""
+    start = np.concatenate([p.start for p in parts])
+    engine = np.concatenate([np.full(p.n_batches, e, dtype=np.int64) for e, p in enumerate(parts)])
+    order = np.lexsort((engine, start))
+
+    def regroup(ptrs, columns):
+        lens = np.concatenate([np.diff(ptr) for ptr in ptrs])[order]
+        offsets = np.cumsum([0] + [int(ptr[-1]) for ptr in ptrs[:-1]])
+        base = np.concatenate([ptr[:-1] + off for ptr, off in zip(ptrs, offsets)])[order]
+        ptr = np.zeros(len(order) + 1, dtype=np.int64)
+        np.cumsum(lens, out=ptr[1:])
+        pick = np.repeat(base - ptr[:-1], lens) + np.arange(ptr[-1])
+        return ptr, [np.concatenate(col).astype(np.int64)[pick] for col in columns]
+
+    ptr, (req, tokens) = regroup([p.ptr for p in parts],
+                                 [[ix[p.req] for p, ix in zip(parts, idx)], [p.tokens for p in parts]])
+    eptr, (evict,) = regroup([p.eptr for p in parts], [[ix[p.evict] for p, ix in zip(parts, idx)]])
+    return Schedule(start[order], ptr, req, tokens, eptr, evict, engine=engine[order])
+
+
+def _engine_by_engine(inst, policy, router) -> SimResult:
+    t0 = time.perf_counter()
+    K = inst.limits.K
+    every = np.arange(K)
+    to = np.fromiter((router.pick(every, None) for _ in range(inst.n)), dtype=np.int64, count=inst.n)
+    idx = [np.flatnonzero(to == e) for e in range(K)]
+    parts = [simulate_one_engine(sub_instance(inst, ix), copy.deepcopy(policy)).schedule if len(ix) else None
+             for ix in idx]
+    used = [e for e in range(K) if parts[e] is not None]
+    sched = merge_schedules([parts[e] for e in used], [idx[e] for e in used])
+    sched.engine = np.asarray(used, dtype=np.int64)[sched.engine]
+    return SimResult(policy.name, sched, time.perf_counter() - t0)
