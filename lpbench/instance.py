@@ -301,7 +301,7 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
             if "routing" in lim:
                 from .sim.multi import ROUTERS
 
-                if lim["routing"] not in ROUTERS:
+                if not isinstance(lim["routing"], str) or lim["routing"] not in ROUTERS:
                     ok = col.add("limits.routing", f"must be one of {', '.join(ROUTERS.names())}, "
                                  f"got {_show(lim['routing'])}")
             if ok:

@@ -122,7 +122,7 @@ def test_engine_by_engine_is_the_event_loop_and_the_fast_check_is_the_replay():
 def test_limits_are_validated_with_field_value_expected():
     base = {"memory": 100, "model": "batch", "cost_model": LINEAR, "requests": [{"arrival": 0, "prompt": 5, "output": 2}]}
     for limits, field in (({"engines": 0}, "limits.engines"), ({"engines": 2.5}, "limits.engines"),
-                          ({"routing": "fastest"}, "limits.routing"), ({"kv_transfer_per_token": -1}, "limits.kv_transfer_per_token"),
+                          ({"routing": "fastest"}, "limits.routing"), ({"routing": ["random"]}, "limits.routing"), ({"kv_transfer_per_token": -1}, "limits.kv_transfer_per_token"),
                           ({"kv_transfer_per_token": "fast"}, "limits.kv_transfer_per_token")):
         with pytest.raises(InputError) as e:
             parse_instance({**base, "limits": limits})
@@ -158,6 +158,15 @@ def test_verifier_engine_order_and_memory_per_engine():
     assert "[memory]" in verify(merged, Schedule.from_dict(both, merged)).violations[0]
     with pytest.raises(InputError, match=r"batches\[0\].engine: must be an integer in 0..1"):
         Schedule.from_dict({"batches": [{"start": 0, "requests": [0], "tokens": [10], "engine": 2}]}, inst)
+
+
+def test_one_engine_formulations_refuse_several_engines():
+    from lpbench.solve import solve_instance
+
+    inst = three_requests("round-robin")
+    with pytest.raises(InputError, match="limits.engines: formulation 'batch-bound' models one engine, but the "
+                                         "instance has 2; with several engines: tiled-capacity, wc-capacity"):
+        solve_instance(inst, "batch-bound")
 
 
 @pytest.mark.parametrize("K", [2, 3])

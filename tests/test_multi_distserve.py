@@ -103,6 +103,8 @@ def test_distserve_needs_engines_and_a_transfer_time():
     ok = dataclasses.replace(two, limits=dataclasses.replace(two.limits, kv_transfer_per_token=1e-5))
     with pytest.raises(InputError, match=r"--param prefill_engines: must be an integer in 1..1 \(limits.engines = 2\), got 2"):
         make_policy("distserve", ok, prefill_engines=2)
+    with pytest.raises(InputError, match="--param pack: must be 0 .* or 1, got 2"):
+        make_policy("distserve", ok, pack=2)
 
 
 def test_distserve_on_random_instances_verifies_and_respects_the_bound():

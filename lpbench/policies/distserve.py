@@ -50,6 +50,8 @@ class DistServe(Policy, EngineGroup):
 
     def __init__(self, prefill_engines: float | None = None, pack: float = 0, **kw):
         super().__init__(**kw)
+        if pack not in (0, 1):
+            raise InputError(f"--param pack: must be 0 (one request per prefill batch, Alg. 5) or 1, got {pack:g}")
         self.prefill_param, self.pack = prefill_engines, bool(pack)
 
     def n_prefill(self, K: int) -> int:
