@@ -134,3 +134,30 @@ def test_distserve_on_random_instances_verifies_and_respects_the_bound():
             assert sorted(s.moves.req.tolist()) == np.flatnonzero(inst.output > 1).tolist()
             assert s.tokens.sum() / ver.metrics["busy_time"] <= rate * (1 + 1e-9)
             assert ver.metrics["makespan"] >= form.drain() - 1e-9
+
+
+def test_cli_simulate_verify_and_capacity_run_distserve(capsys, tmp_path, write_json):
+    """`lpbench simulate` writes a schedule with engines and moves that `lpbench verify` accepts; `lpbench
+    capacity` searches distserve against the two-engine bound; a one-engine instance exits 2."""
+    from conftest import run
+
+    rng = np.random.default_rng(0)
+    data = {"memory": 10**6, "model": "batch", "cost_model": "li-llama3-70b-2xa100",
+            "limits": {"token_budget": 256, "engines": 2, "kv_transfer_per_token": 1e-5},
+            "requests": {"arrival": np.round(np.arange(60) * 0.1, 3).tolist(),
+                         "prompt": rng.integers(1, 300, 60).tolist(), "output": rng.integers(1, 60, 60).tolist()}}
+    path = write_json(data)
+    out_path = str(tmp_path / "s.json")
+    code, _, _ = run(capsys, "simulate", path, "--policy", "distserve", "--out", out_path, "--json")
+    assert code == 0
+    saved = json.loads(open(out_path).read())
+    assert {b["engine"] for b in saved["batches"]} == {0, 1} and len(saved["moves"]) > 0
+    code, _, _ = run(capsys, "verify", path, out_path)
+    assert code == 0
+    code, out, _ = run(capsys, "capacity", path, "--policy", "distserve", "--json", "--requests", "200", "--seeds", "1",
+                       "--iters", "3", "-q")
+    rep = json.loads(out)
+    assert code == 0 and rep["bound_detail"]["engines"] == 2 and 0 < rep["capacity"] < rep["bound"]
+    one = write_json({**data, "limits": {"token_budget": 256}})
+    code, _, err = run(capsys, "simulate", one, "--policy", "distserve")
+    assert code == 2 and "limits.engines: policy 'distserve' needs at least 2 engines" in err
