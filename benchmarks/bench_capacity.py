@@ -37,7 +37,10 @@ ap.add_argument("--seeds", type=int, default=3)
 ap.add_argument("--workers", type=int, default=1)
 ap.add_argument("--policies")
 ap.add_argument("--engines", type=int, default=2, help="distserve: K engines")
-ap.add_argument("--rates", default="2,4,6", help="distserve: total arrival rates (req/s) of the fixed-rate table")
+ap.add_argument("--rates", default="2,4,6", help="distserve: total arrival rates (req/s) of the fixed-rate table "
+                "('': no table)")
+ap.add_argument("--configs", help="distserve: run only the configurations whose label contains one of these "
+                "comma-separated strings")
 ap.add_argument("--capacity-requests", type=int, default=2000, help="distserve: requests per capacity simulation "
                 "(0: no capacity search)")
 args = ap.parse_args()
@@ -119,10 +122,12 @@ def distserve():
     if K > 2:
         configs.append(("distserve", {"prefill_engines": K - 1}, f"distserve {K - 1}P+1D"))
     configs += [("sarathi-serve", {}, f"sarathi-serve {K} colocated"), ("slai", {}, f"slai {K} colocated")]
+    if args.configs:
+        configs = [c for c in configs if any(part in c[2] for part in args.configs.split(","))]
     print("| total rate (req/s) | configuration | median TTFT (s) | P99 TBT paying (s) | P99 TBT free (s) | "
           "verified | simulate (s) |")
     print("|---|---|---|---|---|---|---|")
-    for rate in (float(r) for r in args.rates.split(",")):
+    for rate in (float(r) for r in args.rates.split(",") if r):
         inst = openchat_like(rate, args.requests, 0, limits=engines)
         for p, params, label in configs:
             res = simulate(inst, make_policy(p, inst, **params))
@@ -139,10 +144,8 @@ def distserve():
     print("|---|---|---|---|---|")
     inst = openchat_like(2.0, 2000, 1, limits=engines)
     for p, params, label in configs:
-        if params:  # search() runs registered policies with their default parameters
-            continue
         t0 = time.perf_counter()
-        cfg = SearchConfig(requests=args.capacity_requests, seeds=args.seeds)
+        cfg = SearchConfig(requests=args.capacity_requests, seeds=args.seeds, params=tuple(params.items()))
         slo = search(inst, p, dataclasses.replace(cfg, slo_ttft=0.5), workers=args.workers)
         stable = search(inst, p, cfg, workers=args.workers)
         print(f"| {label} | {slo['capacity']:.3f} | {stable['capacity']:.3f} | {slo['bound']:.3f} | "

@@ -138,7 +138,8 @@ def test_distserve_on_random_instances_verifies_and_respects_the_bound():
 
 def test_cli_simulate_verify_and_capacity_run_distserve(capsys, tmp_path, write_json):
     """`lpbench simulate` writes a schedule with engines and moves that `lpbench verify` accepts; `lpbench
-    capacity` searches distserve against the two-engine bound; a one-engine instance exits 2."""
+    capacity` searches distserve (with a --param) against the two-engine bound; a bad parameter and a
+    one-engine instance exit 2."""
     from conftest import run
 
     rng = np.random.default_rng(0)
@@ -154,10 +155,13 @@ def test_cli_simulate_verify_and_capacity_run_distserve(capsys, tmp_path, write_
     assert {b["engine"] for b in saved["batches"]} == {0, 1} and len(saved["moves"]) > 0
     code, _, _ = run(capsys, "verify", path, out_path)
     assert code == 0
-    code, out, _ = run(capsys, "capacity", path, "--policy", "distserve", "--json", "--requests", "200", "--seeds", "1",
-                       "--iters", "3", "-q")
+    code, out, _ = run(capsys, "capacity", path, "--policy", "distserve", "--param", "pack=1", "--json",
+                       "--requests", "200", "--seeds", "1", "--iters", "3", "-q")
     rep = json.loads(out)
     assert code == 0 and rep["bound_detail"]["engines"] == 2 and 0 < rep["capacity"] < rep["bound"]
+    assert rep["params"] == {"pack": 1.0}
+    code, _, err = run(capsys, "capacity", path, "--policy", "distserve", "--param", "prefill_engines=2")
+    assert code == 2 and "--param prefill_engines: must be an integer in 1..1" in err
     one = write_json({**data, "limits": {"token_budget": 256}})
     code, _, err = run(capsys, "simulate", one, "--policy", "distserve")
     assert code == 2 and "limits.engines: policy 'distserve' needs at least 2 engines" in err
