@@ -50,6 +50,8 @@ def verify_by_engine(inst: Instance, sched: Schedule):
     n, K, nb = inst.n, inst.limits.K, sched.n_batches
     engine = sched.engine if sched.engine is not None else np.zeros(nb, dtype=np.int64)
     lens, elens = np.diff(sched.ptr), np.diff(sched.eptr)
+    if nb == 0 or np.any(lens == 0) or np.any((engine < 0) | (engine >= K)):  # [empty], [engine]
+        return None
     q = np.concatenate([sched.req, sched.evict])
     eq = np.concatenate([np.repeat(engine, lens), np.repeat(engine, elens)])
     lo, hi = np.full(n, K, dtype=np.int64), np.full(n, -1, dtype=np.int64)
@@ -104,6 +106,8 @@ def replay_engines(inst: Instance, sched: Schedule):
     nb = sched.n_batches
     engine = sched.engine if sched.engine is not None else np.zeros(nb, dtype=np.int64)
     ids = inst.ids
+    for j in np.flatnonzero((engine < 0) | (engine >= K))[:1]:
+        return VerifyResult(False, [f"batch {j}: [engine] runs on engine {engine[j]}, but limits.engines = {K}"])
     move_to = np.full(n, -1, dtype=np.int64)
     move_x = np.full(n, np.nan)
     if sched.moves is not None and len(sched.moves.req):

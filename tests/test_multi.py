@@ -156,6 +156,14 @@ def test_verifier_engine_order_and_memory_per_engine():
     merged = dataclasses.replace(with_limits(tight, engines=None), memory=25)
     both = {"batches": [{"start": 0, "requests": [0, 1], "tokens": [10, 20]}]}
     assert "[memory]" in verify(merged, Schedule.from_dict(both, merged)).violations[0]
+    empty = Schedule.from_dict(data, tight)
+    empty.ptr = np.r_[empty.ptr[:1], empty.ptr]  # an empty batch in front, on engine 0
+    empty.start, empty.engine = np.r_[0.0, empty.start], np.r_[0, empty.engine]
+    empty.eptr = np.r_[0, empty.eptr]
+    assert "[empty]" in verify(tight, empty).violations[0]
+    outside = Schedule.from_dict(data, tight)
+    outside.engine = outside.engine + 1  # engine 2 of 2
+    assert "[engine] runs on engine 2, but limits.engines = 2" in verify(tight, outside).violations[0]
     with pytest.raises(InputError, match=r"batches\[0\].engine: must be an integer in 0..1"):
         Schedule.from_dict({"batches": [{"start": 0, "requests": [0], "tokens": [10], "engine": 2}]}, inst)
 
