@@ -58,6 +58,7 @@ class SearchConfig:
     iters: int = 7
     seed: int = 0
     slo_ttft: float | None = None  # median TTFT target in seconds (seed 000: 0.5 s)
+    params: tuple = ()             # the policy's parameters, (key, value) pairs (e.g. distserve's prefill_engines)
 
 
 def base_rate(inst: Instance) -> float:
@@ -118,7 +119,7 @@ def run_one(args) -> dict:
     """One simulation at (multiplier, seed k): verified, with its stability and SLO evidence."""
     inst, policy, multiplier, k, cfg, rate0, slos = args
     w = workload(inst, multiplier, k, cfg, rate0)
-    res = simulate(w, make_policy(policy, w, seed=cfg.seed))
+    res = simulate(w, make_policy(policy, w, seed=cfg.seed, **dict(cfg.params)))
     ver = verify(w, res.schedule)
     if not ver.feasible:
         raise SolveBugError(f"policy {policy} produced an infeasible schedule on {w.name}: {ver.violations[0]}")
@@ -182,7 +183,7 @@ def search(inst: Instance, policy: str, cfg: SearchConfig, workers: int = 1, log
         raise InputError(f"--threshold: must be in (0, 1), got {cfg.threshold}")
     if cfg.slo_ttft is not None and not (math.isfinite(cfg.slo_ttft) and cfg.slo_ttft > 0):
         raise InputError(f"--slo: must be a positive number of seconds (median TTFT target), got {cfg.slo_ttft}")
-    make_policy(policy, inst)  # unknown policy / wrong model: exit 2 before any work
+    make_policy(policy, inst, **dict(cfg.params))  # unknown policy, parameter or model: exit 2 before any work
     rate0 = base_rate(inst)
     slos = class_slos(inst) if cfg.slo_ttft is not None else {}
     bound = capacity_bound(inst)
@@ -226,7 +227,7 @@ def search(inst: Instance, policy: str, cfg: SearchConfig, workers: int = 1, log
     cap = lo * rate0
     bound_rate = bound["bound_requests_per_s"] if bound else None
     return {
-        "instance": inst.name, "policy": policy, "base_rate": rate0,
+        "instance": inst.name, "policy": policy, "params": dict(cfg.params), "base_rate": rate0,
         "capacity": cap, "capacity_multiplier": lo, "capacity_tokens_per_s": cap * m_tokens,
         "bound": bound_rate, "ratio": cap / bound_rate if bound_rate else None, "bound_detail": bound,
         "resolution": (hi - lo) * rate0,

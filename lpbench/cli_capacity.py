@@ -26,8 +26,10 @@ def cmd_capacity(args) -> int:
     inst = load_instance(args.instance)
     if args.out:
         check_target(args.out, args.force)  # refuse a bad --out before the search, not after it
+    from .cli import parse_params
+
     cfg = SearchConfig(requests=args.requests, seeds=args.seeds, threshold=args.threshold, iters=args.iters,
-                       seed=args.seed, slo_ttft=slo)
+                       seed=args.seed, slo_ttft=slo, params=tuple(parse_params(args.param).items()))
     rep = search(inst, args.policy, cfg, workers=args.workers, log=None if args.quiet else log_stderr)
     if args.out:
         write_json(args.out, rep, force=args.force)
@@ -35,7 +37,8 @@ def cmd_capacity(args) -> int:
         print(json.dumps(rep))
     else:
         f = lambda v: "-" if v is None else f"{v:.6g}"  # noqa: E731
-        print(f"{rep['instance']}: policy {rep['policy']}, criterion: {rep['criterion']}")
+        params = "".join(f" {k}={v:g}" for k, v in rep["params"].items())
+        print(f"{rep['instance']}: policy {rep['policy']}{params}, criterion: {rep['criterion']}")
         print(f"  capacity   {f(rep['capacity'])} requests/s ({f(rep['capacity_multiplier'])} x base rate "
               f"{f(rep['base_rate'])}; resolution {f(rep['resolution'])}), {f(rep['capacity_tokens_per_s'])} tokens/s")
         b = rep["bound_detail"]
@@ -53,6 +56,7 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("capacity", help="largest stable (or SLO-meeting) arrival rate of a policy, by bisection")
     s.add_argument("instance", help="its (prompt, output) pairs and arrival rate define the workload")
     s.add_argument("--policy", required=True, help="see `lpbench list policies`")
+    s.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)")
     s.add_argument("--slo", help="median TTFT target in seconds; also P99 TBT <= each class's tbt_slo (seed 000)")
     s.add_argument("--requests", type=POSITIVE_INT, default=10000, help="arrivals per simulation (default 10000)")
     s.add_argument("--seeds", type=POSITIVE_INT, default=3, help="simulations per tested rate (default 3)")

@@ -27,16 +27,35 @@ TYPE_KEYS = ("prompt", "output", "rate")
 REQUIRED_REQUEST_KEYS = ("arrival", "prompt", "output")
 OPTIONAL_REQUEST_KEYS = ("id", "class", "tbt_slo", "ttft_slo")
 LIMIT_KEYS = ("token_budget", "prefill_budget", "max_batch_requests")
+#: several engines (:mod:`lpbench.sim.multi`): K, the routing rule, the KV transfer time between engines
+ENGINE_KEYS = ("engines", "routing", "kv_transfer_per_token")
 MAX_PROBLEMS = 50
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Batch limits (batch model only): C = token_budget, P = prefill_budget (seed 003 Alg. 1)."""
+    """Batch limits (batch model only): C = token_budget, P = prefill_budget (seed 003 Alg. 1), each per
+    batch of each engine; M (the instance's ``memory``) is per engine.
+
+    Several engines (:mod:`lpbench.sim.multi`): ``engines`` = K identical engines (None: one), ``routing``
+    the rule that sends each arrival to an engine (None: round-robin), ``kv_transfer_per_token`` the
+    seconds to move one KV entry from one engine to another (None: requests never move). Unset fields
+    stay out of :meth:`to_dict`, so instances without them keep their content hash."""
 
     token_budget: int | None = None
     prefill_budget: int | None = None
     max_batch_requests: int | None = None
+    engines: int | None = None
+    routing: str | None = None
+    kv_transfer_per_token: float | None = None
+
+    @property
+    def K(self) -> int:
+        return self.engines or 1
+
+    @property
+    def routing_rule(self) -> str:
+        return self.routing or "round-robin"
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -275,10 +294,21 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
         elif model == SLOT and lim:
             col.add("limits", "the slot model (seed 004) has no batch limits; use model 'batch'")
         else:
-            _unknown_keys(col, lim, LIMIT_KEYS, "limits")
-            ok = all(col.add(f"limits.{k}", _int_problem(lim[k], 1)) for k in LIMIT_KEYS if k in lim)
+            _unknown_keys(col, lim, LIMIT_KEYS + ENGINE_KEYS, "limits")
+            ok = all(col.add(f"limits.{k}", _int_problem(lim[k], 1)) for k in LIMIT_KEYS + ("engines",) if k in lim)
+            if "kv_transfer_per_token" in lim:
+                ok &= col.add("limits.kv_transfer_per_token", _number_problem(lim["kv_transfer_per_token"]))
+            if "routing" in lim:
+                from .sim.multi import ROUTERS
+
+                if not isinstance(lim["routing"], str) or lim["routing"] not in ROUTERS:
+                    ok = col.add("limits.routing", f"must be one of {', '.join(ROUTERS.names())}, "
+                                 f"got {_show(lim['routing'])}")
             if ok:
-                limits = Limits(**{k: int(lim[k]) for k in LIMIT_KEYS if k in lim})
+                limits = Limits(**{k: int(lim[k]) for k in LIMIT_KEYS + ("engines",) if k in lim},
+                                routing=lim.get("routing"),
+                                kv_transfer_per_token=(None if "kv_transfer_per_token" not in lim
+                                                       else float(lim["kv_transfer_per_token"])))
                 if limits.prefill_budget and limits.token_budget and limits.prefill_budget > limits.token_budget:
                     col.add("limits.prefill_budget", f"must be <= token_budget ({limits.token_budget}), "
                             f"got {limits.prefill_budget}")

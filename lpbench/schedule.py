@@ -9,11 +9,17 @@ that a 20,000-request trace with millions of token steps stays compact; serialis
      "batches": [{"start": 0.0, "requests": [id, ...], "tokens": [c, ...], "evict": [id, ...]}, ...]}
 
 Request ids are the instance's ids (its ``id`` field, else the position in the file).
+
+Several engines (``limits.engines`` = K > 1, :mod:`lpbench.sim.multi`): each batch also names its engine
+(``"engine": e``, 0..K-1), and the top-level ``"moves"`` lists the KV transfers between engines, each
+``{"request": id, "to": e, "start": t}`` (the rules are in :mod:`lpbench.semantics`, "Several engines").
+A one-engine schedule has neither key, so its JSON is unchanged.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,6 +27,13 @@ from .errors import InputError
 from .instance import MAX_INT, Instance
 
 FORMAT = "lpbench-schedule-v1"
+
+
+class Moves(NamedTuple):
+    """KV transfers between engines: request ``req[k]`` moves to engine ``to[k]``, starting at ``start[k]``."""
+    req: np.ndarray    # int64[nm], sorted request index
+    to: np.ndarray     # int64[nm]
+    start: np.ndarray  # float64[nm]
 
 
 @dataclass
@@ -31,6 +44,8 @@ class Schedule:
     tokens: np.ndarray  # int64[ne]
     eptr: np.ndarray    # int64[nb+1], evictions of batch j are evict[eptr[j]:eptr[j+1]]
     evict: np.ndarray   # int64[nev]
+    engine: np.ndarray | None = None  # int64[nb]: the engine of each batch (None: one engine)
+    moves: Moves | None = None         # KV transfers between engines (None: no request moves)
 
     @property
     def n_batches(self) -> int:
@@ -50,8 +65,14 @@ class Schedule:
                  "requests": [ids[i] for i in r.tolist()], "tokens": c.tolist()}
             if len(e):
                 b["evict"] = [ids[i] for i in e.tolist()]
+            if self.engine is not None:
+                b["engine"] = int(self.engine[j])
             batches.append(b)
-        return {"format": FORMAT, "instance": inst.name, "instance_sha256": inst.content_hash(), "batches": batches}
+        out = {"format": FORMAT, "instance": inst.name, "instance_sha256": inst.content_hash(), "batches": batches}
+        if self.moves is not None:
+            out["moves"] = [{"request": ids[i], "to": int(e), "start": float(t)}
+                            for i, e, t in zip(self.moves.req.tolist(), self.moves.to.tolist(), self.moves.start.tolist())]
+        return out
 
     @classmethod
     def from_dict(cls, data, inst: Instance) -> "Schedule":
@@ -66,14 +87,21 @@ class Schedule:
         index = inst.index_of()
         builder = ScheduleBuilder()
         problems: list[str] = []
+        K = inst.limits.K
+        engines: list[int] = []
         for j, b in enumerate(data["batches"]):
             path = f"batches[{j}]"
             if not isinstance(b, dict):
                 problems.append(f"{path}: must be an object, got {b!r}")
                 continue
             for key in b:
-                if key not in ("start", "requests", "tokens", "evict"):
-                    problems.append(f"{path}.{key}: unknown key; expected start, requests, tokens, evict")
+                if key not in ("start", "requests", "tokens", "evict", "engine"):
+                    problems.append(f"{path}.{key}: unknown key; expected start, requests, tokens, evict, engine")
+            engine = b.get("engine", 0)
+            if isinstance(engine, bool) or not isinstance(engine, int) or not 0 <= engine < K:
+                problems.append(f"{path}.engine: must be an integer in 0..{K - 1} (limits.engines = {K}), got {engine!r}")
+                continue
+            engines.append(engine)
             start = b.get("start")
             if isinstance(start, bool) or not isinstance(start, (int, float)) or not math.isfinite(start):
                 problems.append(f"{path}.start: must be a finite number, got {start!r}")
@@ -106,9 +134,38 @@ class Schedule:
             if not problems:
                 builder.add(float(start), np.array(r_idx, dtype=np.int64), np.array(toks, dtype=np.int64),
                             np.array(e_idx, dtype=np.int64))
+        moves = _parse_moves(data.get("moves"), index, K, problems) if "moves" in data else None
         if problems:
             raise InputError(problems[:50])
-        return builder.build()
+        sched = builder.build()
+        if K > 1 or any(engines) or moves is not None:
+            sched.engine = np.array(engines, dtype=np.int64)
+            sched.moves = moves
+        return sched
+
+
+def _parse_moves(moves, index: dict, K: int, problems: list[str]) -> Moves | None:
+    if not isinstance(moves, list):
+        problems.append(f"moves: must be an array of {{request, to, start}} objects, got {moves!r}"[:200])
+        return None
+    req, to, start = [], [], []
+    for k, mv in enumerate(moves):
+        path = f"moves[{k}]"
+        if not isinstance(mv, dict) or set(mv) != {"request", "to", "start"}:
+            problems.append(f"{path}: must be an object with exactly request, to, start, got {mv!r}"[:200])
+            continue
+        rid, e, t = mv["request"], mv["to"], mv["start"]
+        if isinstance(rid, (list, dict)) or rid not in index:
+            problems.append(f"{path}.request: unknown request id {rid!r}")
+        elif isinstance(e, bool) or not isinstance(e, int) or not 0 <= e < K:
+            problems.append(f"{path}.to: must be an integer in 0..{K - 1} (limits.engines = {K}), got {e!r}")
+        elif isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+            problems.append(f"{path}.start: must be a finite number, got {t!r}")
+        else:
+            req.append(index[rid])
+            to.append(e)
+            start.append(float(t))
+    return Moves(np.array(req, dtype=np.int64), np.array(to, dtype=np.int64), np.array(start, dtype=np.float64))
 
 
 class ScheduleBuilder:

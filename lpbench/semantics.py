@@ -47,6 +47,25 @@ Time
   it is in every batch, back to back, until it completes; its first batch processes the whole prompt.
 * batch model: batch time from the instance's cost model, given per processed request c (tokens
   processed now), m (KV cached before the batch) and its phase.
+
+Several engines (batch model, ``limits.engines`` = K; :mod:`lpbench.sim.multi`)
+------------------------------------------------------------------------------
+* K identical engines, each running the rules above on its own: its batches do not overlap one
+  another, each is priced by the cost model and limited by the batch limits, and each engine has its own
+  KV memory M. A request's state (S, m, L, generated) is one, wherever it is processed.
+* A request is served on the engine of its first batch, unless it *moves*: a move of request i to
+  engine d starting at time x transfers its KV (the m_i entries it holds) in τ·m_i seconds,
+  τ = ``limits.kv_transfer_per_token`` (no moves without it). It needs x >= the end of i's last batch on
+  the source, and i's first batch on d starts at or after y = x + τ·m_i; i has no eviction on the source
+  (the move carries all it processed there). At most one move per request -- the one that prefill/decode
+  disaggregation (DistServe, seed 000 Alg. 5) needs.
+* KV during a move (decision; seed 000 Alg. 5 line 9 says only "transfer KV-cache of r to a decode
+  node"): a copy being read or written is held on both GPUs. The destination holds m_i from x, so it
+  counts after every destination batch that ends after x; the source frees it at y, so it counts after
+  every source batch that starts before y. A transfer uses the link, not the engines: both keep running
+  batches, and transfers do not slow one another (no link contention is modelled).
+* Tokens: the batch that processes the last prompt token generates the first output token, on the
+  engine that ran it; a moved request's next token is a decode on the destination.
 """
 from __future__ import annotations
 
@@ -142,6 +161,13 @@ class RequestStates:
         self.S[dec] += steps
         self.generated[dec] += steps
         self.kv_total += steps * int(c.sum())
+
+    def move_in(self, idx: np.ndarray, src: "RequestStates") -> None:
+        """Requests ``idx`` arrive on this engine with their state on engine ``src`` (a KV transfer, see
+        "Several engines"): their KV now counts here; ``src.release`` frees it there when the transfer ends."""
+        for a in ("S", "m", "L", "generated", "evictions"):
+            getattr(self, a)[idx] = getattr(src, a)[idx]
+        self.kv_total += int(self.footprint(idx).sum())
 
     def release(self, idx: np.ndarray) -> None:
         """Free the KV of completed requests (after the batch in which they complete)."""

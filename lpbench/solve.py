@@ -138,6 +138,10 @@ def check_applicable(inst: Instance, formulation: str):
         raise InputError(f"--formulation: {formulation!r} is defined for model "
                          f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}; "
                          f"formulations for {inst.model!r}: {', '.join(applicable_formulations(inst))}")
+    if inst.limits.K > 1 and not getattr(cls, "capacity", False):  # their algebra has one engine
+        raise InputError(f"limits.engines: formulation {formulation!r} models one engine, but the instance has "
+                         f"{inst.limits.K}; with several engines: "
+                         + ", ".join(n for n, c in FORMULATIONS.items() if getattr(c, "capacity", False)))
     return cls
 
 

@@ -19,6 +19,9 @@ Rules (the name in brackets is printed with each violation):
   every batch until it completes or is evicted (a restart, see :mod:`lpbench.semantics`), with all its
   pending tokens (no chunking), and batches run back to back while any request is running.
 * [incomplete] at the end every request has generated exactly its output tokens.
+* several engines (``limits.engines`` > 1, or a schedule naming engines or moves): [order] and [memory]
+  per engine, [engine] a request is processed where its KV is, [move] KV transfers between engines; the
+  replay is :func:`lpbench.verify_engines.verify_engines`.
 
 Two implementations of the same checks. The replay below walks the schedule batch by batch with
 :class:`~lpbench.semantics.RequestStates` and names every violation. A batch-model schedule is first
@@ -58,6 +61,10 @@ def _pct(x: np.ndarray, q: float) -> float | None:
 
 
 def verify(inst: Instance, sched: Schedule) -> VerifyResult:
+    if inst.limits.K > 1 or sched.engine is not None or sched.moves is not None:
+        from .verify_engines import verify_engines
+
+        return verify_engines(inst, sched)
     if inst.model != SLOT:
         res = _verify_flat(inst, sched)
         if res is not None:

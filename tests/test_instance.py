@@ -88,7 +88,8 @@ def test_limits_and_ids():
     base["requests"][1]["id"] = "b"
     base["limits"] = {"token_budget": 8, "prefill_budget": 16, "max_batch": 3}
     assert problems(base) == ["limits.max_batch: unknown key; expected one of: token_budget, prefill_budget, "
-                              "max_batch_requests", "limits.prefill_budget: must be <= token_budget (8), got 16"]
+                              "max_batch_requests, engines, routing, kv_transfer_per_token",
+                              "limits.prefill_budget: must be <= token_budget (8), got 16"]
 
 
 def test_file_errors(tmp_path, write_json):

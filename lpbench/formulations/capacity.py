@@ -95,8 +95,9 @@ class CapacityFormulation(Formulation):
     capacity = True
     objective_metric = "makespan"
 
-    def __init__(self, inst, incumbent_objective=None, engines: int = 1):
+    def __init__(self, inst, incumbent_objective=None, engines: int | None = None):
         super().__init__(inst, incumbent_objective)
+        engines = inst.limits.K if engines is None else engines  # default: the instance's limits.engines
         if int(engines) < 1:
             raise InputError(f"engines: must be a positive integer, got {engines!r}")
         self.K = int(engines)
@@ -113,7 +114,7 @@ class WorkConservingCapacity(CapacityFormulation):
     name = "wc-capacity"
     summary = "seed 002 (2.7) λ* = (b/t_b)/(m_p+m_d) and its batch-composition LP: capacity upper bound"
 
-    def __init__(self, inst, incumbent_objective=None, engines: int = 1):
+    def __init__(self, inst, incumbent_objective=None, engines: int | None = None):
         super().__init__(inst, incumbent_objective, engines)
         form = inst.cost_model.form
         if form not in TOKEN_LOAD_FORMS:
@@ -185,7 +186,7 @@ class TiledCapacity(CapacityFormulation):
     closed_form = True
     summary = "seed 000 Theorem 1 K/t̄ (rigorous l^p(l^p+1) prefill term) under the tiled cost model"
 
-    def __init__(self, inst, incumbent_objective=None, engines: int = 1):
+    def __init__(self, inst, incumbent_objective=None, engines: int | None = None):
         super().__init__(inst, incumbent_objective, engines)
         if inst.cost_model.form != "tiled":
             raise InputError(f"cost_model.form: tiled-capacity needs the 'tiled' cost model (seed 000 eq. (7)), "

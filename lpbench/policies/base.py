@@ -27,6 +27,9 @@ class Policy:
             raise InputError(f"policy {self.name!r}: unknown parameter(s) {', '.join(params)}")
         self.seed = seed
 
+    def check(self, inst) -> None:
+        """Raise InputError when the policy cannot run on ``inst`` (``make_policy`` asks, before any work)."""
+
     def reset(self, inst, st) -> None:
         self.inst, self.st = inst, st
 
@@ -59,7 +62,10 @@ def make_policy(name: str, inst=None, **params) -> Policy:
     if inst is not None and inst.model not in cls.models:
         raise InputError(f"policy {name!r} is defined for model {' or '.join(map(repr, cls.models))}, "
                          f"but the instance uses model {inst.model!r}")
-    return cls(**params)
+    policy = cls(**params)
+    if inst is not None:
+        policy.check(inst)
+    return policy
 
 
 def applicable(inst) -> list[str]:
