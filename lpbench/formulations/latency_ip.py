@@ -48,6 +48,9 @@ from ..semantics import SLOT
 from .base import FORMULATIONS, Formulation, LinearModel
 
 
+LAGRANGE_MIN_SECONDS = 0.5   # the certify step's least time for lagrange-bound
+
+
 @FORMULATIONS.register("latency-ip")
 class LatencyIP(Formulation):
     name = "latency-ip"
@@ -92,7 +95,8 @@ class LatencyIP(Formulation):
     @classmethod
     def certify_bound(cls, inst, incumbent: float, schedule, profile, deadline: float):
         """The best certified bound of two relaxations for the exact models: ``lagrange-bound`` (the LP
-        value of (1)-(4) by pricing (3), any size; a quarter of this step's time) and, on up to
+        value of (1)-(4) by pricing (3), any size; a quarter of this step's time, at least
+        ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests) when the step has that much) and, on up to
         ``certify_max_requests`` requests, the ``completion-cp`` relaxation (Lemmas 2-3 of
         :mod:`lpbench.formulations.completion`). When it meets the incumbent, the incumbent is proven
         optimal without solving the IP; otherwise it is the objective floor (c)."""
@@ -103,9 +107,10 @@ class LatencyIP(Formulation):
         from .lagrange import LagrangeBound
 
         left = deadline - time.perf_counter()
-        if left < 1.0:
+        if left < 0.2:
             return None
-        lag = LagrangeBound(inst).solve(SolverProfile("lagrange-bound", "closed-form", time_limit=left / 4))
+        lag_seconds = min(left, max(left / 4, LAGRANGE_MIN_SECONDS))
+        lag = LagrangeBound(inst).solve(SolverProfile("lagrange-bound", "closed-form", time_limit=lag_seconds))
         found = [(float(lag.bound), "lagrange-bound", lag.message)]
         left = deadline - time.perf_counter()
         if inst.n <= cls.certify_max_requests and left >= 1.0 and lag.bound < incumbent:
