@@ -52,6 +52,7 @@ from ..sim import Batch
 from .base import POLICIES, Policy
 
 INF = math.inf
+NOT_WAITING = np.iinfo(np.int64).max  # Rank schedulers' wait_need of a request not in R_w
 
 
 class UnifiedScheduler(Policy):
@@ -96,6 +97,9 @@ class UnifiedScheduler(Policy):
         if self.rank_key is not None:
             key = {"I": inst.prompt, "O": inst.output, "id": np.zeros(inst.n, dtype=np.int64)}[self.rank_key]
             self.rank = np.lexsort((np.arange(inst.n), key)).argsort()  # rank position of each request
+            # reserve_needed() of each waiting request, by rank (NOT_WAITING for the others): it holds
+            # nothing, and its S does not change while it waits (a batch-model eviction keeps S)
+            self.wait_need = np.full(inst.n, NOT_WAITING, dtype=np.int64)
 
     # -- bookkeeping -----------------------------------------------------------------------------
     def on_arrivals(self, idx) -> None:
@@ -112,14 +116,17 @@ class UnifiedScheduler(Policy):
             k = bisect.bisect(self.wait_rank, r)
             self.wait_rank.insert(k, r)
             self.wait_ids.insert(k, i)
+            self.wait_need[r] = self.inst.prompt[i] + self.inst.output[i] - 1 if self.eviction_free else self.st.S[i]
         else:
             self.waiting.appendleft(i)
 
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
-            k = bisect.bisect_left(self.wait_rank, int(self.rank[i]))
+            r = int(self.rank[i])
+            k = bisect.bisect_left(self.wait_rank, r)
             del self.wait_rank[k]
             del self.wait_ids[k]
+            self.wait_need[r] = NOT_WAITING
         elif self.waiting[0] == i:
             self.waiting.popleft()
         else:
@@ -240,7 +247,6 @@ class UnifiedScheduler(Policy):
             wait, wait_rank = self.wait_ids[:], self.wait_rank[:]
         else:
             wait, wait_rank = [], []
-        wait_need = None
         a = b = 0
         nr, nw = len(run), len(wait)
         while a < nr or b < nw:
@@ -253,21 +259,31 @@ class UnifiedScheduler(Policy):
                     yield run[prev:a2]
                     continue
                 if self._no_victim:
-                    if wait_need is None:  # reserve_needed() of each waiting request (it holds nothing)
-                        ids = np.array(wait, dtype=np.int64)
-                        wait_need = (self.inst.prompt[ids] + self.inst.output[ids] - 1 if self.eviction_free
-                                     else self.st.S[ids])
                     end = nw if a == nr else bisect.bisect_left(wait_rank, run_rank[a], b, nw)
-                    fits = np.flatnonzero(wait_need[b:end] <= self.free())
-                    if not len(fits):
-                        b = end
+                    b = self.first_fitting(wait_rank, b, end)
+                    if b == end:
                         continue
-                    b += int(fits[0])
                 b += 1
                 yield wait[b - 1]
             else:
                 a, prev = nr, a
                 yield run[prev:]
+
+    def first_fitting(self, wait_rank: list[int], b: int, end: int) -> int:
+        """The first position k in ``wait_rank[b:end]`` (this batch's copy of R_w's ranks) whose request needs
+        at most the free memory; ``end`` if none. A rank found in ``wait_need`` but absent from the copy
+        belongs to a request evicted in this batch, which the loop would skip: the search goes on past it."""
+        free = self.free()
+        while b < end:
+            lo = wait_rank[b]
+            hits = np.flatnonzero(self.wait_need[lo:wait_rank[end - 1] + 1] <= free)
+            if not len(hits):
+                return end
+            r = lo + int(hits[0])
+            b = bisect.bisect_left(wait_rank, r, b, end)
+            if wait_rank[b] == r:
+                return b
+        return end
 
     def take_decodes(self, arr, req, toks, phases) -> np.ndarray:
         """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
