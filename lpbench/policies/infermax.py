@@ -340,7 +340,8 @@ class UnifiedScheduler(Policy):
         req, toks = [], []
         phases: set[bool] = set()
         self._no_victim = False
-        self._admitted = False
+        self._memory_refused = False       # a candidate was refused for memory so far in this batch
+        self._admitted_past_refusal = False  # ... and a later candidate was admitted (see steady_batches)
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
@@ -381,6 +382,7 @@ class UnifiedScheduler(Policy):
                         # Rank: candidates come in rank order and the victim's rank only falls, so no
                         # later candidate can evict either (only free memory admits from now on)
                         self._no_victim = may_evict and self.priority == "rank"
+                        self._memory_refused = True
                         if self.holds(cand):
                             self.evict(cand)
                         admitted = False
@@ -393,7 +395,7 @@ class UnifiedScheduler(Policy):
                 if not self.holds(cand):
                     self.from_waiting(cand)
                     bisect.insort(self.running, cand)
-                    self._admitted = True
+                    self._admitted_past_refusal |= self._memory_refused
                 self.reserved[cand] += need
                 self.reserved_total += need
                 req.append(cand)
@@ -405,10 +407,10 @@ class UnifiedScheduler(Policy):
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
 
     def steady_batches(self, req, tokens, decode):
-        """A batch B that evicts, admits and completes nothing, with at most one prefill chunk that leaves
-        its prompt unfinished, repeats until a decode in it completes, that prefill reaches its last
-        chunk, or free memory runs short. Proof, with the state advanced by one step (every m grows by
-        its c, a decode's reservation by one, nothing else moves):
+        """A batch B that evicts and completes nothing, with at most one prefill chunk that leaves its
+        prompt unfinished, repeats until a decode in it completes, that prefill reaches its last chunk, or
+        free memory runs short. Proof, first for a B that admits nothing, with the state advanced by one
+        step (every m grows by its c, a decode's reservation by one, nothing else moves):
 
         * the groups are the same lists in the same order: no request changes phase, the running list
           and the ranks do not change, and §6's order by m is kept because every decode's m grows by one;
@@ -424,8 +426,21 @@ class UnifiedScheduler(Policy):
         * R_w changes only by arrivals: appended at the back of a FCFS queue they cannot pass its refused
           head, so the run ignores them, except when R_w is empty (a new head may fit) and for the Rank
           schedulers (a new request may rank ahead); then it stops at the next arrival.
+
+        If B admitted its prefill w (a new or refill request: the only prefill, so the only admission), the
+        next batch B' is B again, and admits nothing, so the above carries on from B'. In B', w is a running
+        prefill instead of a waiting one, at the same place in the candidate order: in the Rank merge at its
+        rank; in a FCFS scheduler B had no other prefill and w was R_w's head, so w comes after the same
+        groups (the decodes; Orca: first) as in B. The batch before w is the same as in B (the decodes ranked
+        before w fit, as above), so w gets the same room and c. Every candidate after w sees what it saw in B
+        (w in the batch) and is refused again, as above. A candidate before w was not refused for room (w,
+        later, found room; room only shrinks) nor ②; so it was refused for memory or admitted. The run needs
+        that no candidate before w was refused for memory (``_admitted_past_refusal``): in the Rank merge such
+        a candidate may now evict w, which runs and ranks below it but is not yet in the batch. (FCFS
+        waiting candidates before w were admitted, as w is R_w's head; running ones never fail without
+        an eviction.)
         """
-        if self._evicted or self._admitted:
+        if self._evicted or self._admitted_past_refusal:
             return 0, True
         st = self.st
         pre = req[~decode]
