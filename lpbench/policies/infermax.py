@@ -194,8 +194,8 @@ class UnifiedScheduler(Policy):
     # -- ④ victims -------------------------------------------------------------------------------------
     def lower_priority_first(self) -> list[int]:
         """Running requests, lowest priority first (④'s order for this batch)."""
-        if self.priority == "rank":
-            return sorted(self.running, key=lambda v: -self.rank[v])
+        if self.priority == "rank":  # the merge's running requests by rank, reversed (ranks are distinct);
+            return self._run_by_rank[::-1].tolist()  # those admitted since are in the batch: never victims
         if self.sort_decodes_by_m:
             return sorted(self.running, key=lambda v: (self.st.m[v], -v))  # shortest first
         return self.running[::-1]  # FCFS: the latest arrival has the lowest priority
@@ -243,6 +243,7 @@ class UnifiedScheduler(Policy):
         run_rank = self.rank[run]
         order = np.argsort(run_rank)             # ranks are distinct: the same order as sorted()
         run, run_rank = run[order], run_rank[order].tolist()
+        self._run_by_rank = run
         if self.P - self.tok > 0:
             wait, wait_rank = self.wait_ids[:], self.wait_rank[:]
         else:
