@@ -1,4 +1,6 @@
 """Every simulated schedule verifies; the simulator is deterministic and exercises evictions."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -70,8 +72,20 @@ def test_vllm_refuses_prompts_above_its_budget():
     assert verify(inst, simulate(inst, make_policy("sarathi", inst)).schedule).feasible
 
 
-STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "orca", "fastertransformer", "sarathi-serve",
-          "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2"]
+STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "rank-org", "orca", "fastertransformer",
+          "sarathi-serve", "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2", "slai"]
+
+
+def assert_runs_change_nothing(inst, name):
+    """The schedule with the policy's runs equals, batch for batch, the plain loop's (promise switched off)."""
+    fast = simulate(inst, make_policy(name, inst)).schedule
+    plain_policy = make_policy(name, inst)
+    plain_policy.steady_batches = lambda req, tokens, decode: (0, True)
+    plain = simulate(inst, plain_policy).schedule
+    assert fast.n_batches == plain.n_batches, name
+    for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens, fast.eptr, fast.evict),
+                    (plain.start, plain.ptr, plain.req, plain.tokens, plain.eptr, plain.evict)):
+        assert np.array_equal(a, b), name
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -84,12 +98,27 @@ def test_repeated_batch_runs_build_the_batch_by_batch_schedule(seed):
     inst = random_batch_instance(seed, n=40, **case)  # the last two chunk most prompts over several batches
     for name in STEADY:
         try:
-            fast = simulate(inst, make_policy(name, inst)).schedule
+            assert_runs_change_nothing(inst, name)
         except InputError:  # an unchunked policy and prompts above the budget
             continue
-        plain_policy = make_policy(name, inst)
-        plain_policy.steady_batches = lambda req, tokens, decode: (0, True)
-        plain = simulate(inst, plain_policy).schedule
-        for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens, fast.eptr, fast.evict),
-                        (plain.start, plain.ptr, plain.req, plain.tokens, plain.eptr, plain.evict)):
-            assert np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_slai_runs_only_while_no_decode_has_a_deadline(seed):
+    """SLAI with a TBT deadline on every other request (the rest have none): runs happen only while every
+    decoding request is deadline-free, and the schedule is the plain loop's; one timing field of the policy
+    (τ_batch's running sum) is carried across the runs exactly."""
+    inst = random_batch_instance(seed, n=40, horizon=0.5, limits={"token_budget": 100})
+    inst = replace(inst, tbt_slo=np.where(np.arange(inst.n) % 2, 0.05, np.nan))
+    assert_runs_change_nothing(inst, "slai")
+    promised = []
+    policy = make_policy("slai", inst)
+    steady = policy.steady_batches
+
+    def spy(*args):
+        promised.append(steady(*args)[0])
+        return promised[-1], True
+
+    policy.steady_batches = spy
+    simulate(inst, policy)
+    assert max(promised) > 0  # some runs were promised, so the equality above tested them

@@ -48,9 +48,11 @@ class Policy:
         default promises nothing."""
         return 0, True
 
-    def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int) -> None:
-        """The engine ran ``steps`` of the batches promised by ``steady_batches``: update the policy's own
-        bookkeeping as ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
+    def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int,
+                    starts: np.ndarray) -> None:
+        """The engine ran ``steps`` of the batches promised by ``steady_batches``, starting at ``starts``
+        (float64[steps], the ``t`` those calls would have seen): update the policy's own bookkeeping as
+        ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
         raise NotImplementedError
 
 

@@ -463,7 +463,7 @@ class UnifiedScheduler(Policy):
             sensitive = not self.waiting and (self.hybrid or self.priority != "decode")
         return int(steps), sensitive
 
-    def advance_run(self, req, tokens, decode, steps):
+    def advance_run(self, req, tokens, decode, steps, starts):
         if not self.eviction_free:  # each step reserves one more slot per decode (reserved = m)
             dec = req[decode]
             self.reserved[dec] += steps

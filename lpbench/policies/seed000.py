@@ -101,7 +101,7 @@ class _CycleScheduler(Policy):
             return 0, True
         return int((self.inst.output[req] - st.generated[req]).min()) - 1, self.steady_sensitive()
 
-    def advance_run(self, req, tokens, decode, steps):
+    def advance_run(self, req, tokens, decode, steps, starts):
         pass  # neither a chunk nor a decode step changes the cycle schedulers' bookkeeping
 
     def steady_window(self, req) -> bool:

@@ -96,7 +96,7 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
                     steps = int(np.searchsorted(starts[:steps], arrival[delivered], side="left"))
                 if steps > 0:
                     st.repeat(req, tokens, decode, steps)
-                    policy.advance_run(req, tokens, decode, steps)
+                    policy.advance_run(req, tokens, decode, steps, starts[:steps])
                     out.add_run(starts[:steps], req, tokens)
                     t = starts[steps]
         if len(out.starts) > guard:
