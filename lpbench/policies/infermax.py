@@ -290,7 +290,10 @@ class UnifiedScheduler(Policy):
         """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
         longest prefix that the loop below would add one by one through its running-decode fast path
         (decodes that fit in free memory, within C and the batch-size cap), and return the rest. Requests
-        evicted earlier in the batch are dropped first: the loop skips them without testing anything."""
+        evicted earlier in the batch are dropped first: the loop skips them without testing anything.
+        In a hybrid scheduler a running prefill that ends such a prefix is decided here too, as the loop
+        would: it needs no memory (it holds its reservation), so it gets c = tokens_for() > 0 or is
+        skipped; then the next prefix of decodes follows."""
         if self._evicted:
             arr = arr[~np.isin(arr, self._evicted)]
         if not self.hybrid and phases and True not in phases:
@@ -298,11 +301,30 @@ class UnifiedScheduler(Policy):
         st = self.st
         m = st.m[arr]
         dec = m >= st.L[arr]
+        k = 0
+        while True:
+            k += self.decode_prefix(arr[k:], m[k:], dec[k:], req, toks, phases)
+            if not (self.hybrid and k < len(arr) and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
+                    and self.free() >= 0):
+                return arr[k:]
+            i = int(arr[k])  # a running prefill: the loop's general path with need = gate = 0, no eviction
+            c = self.tokens_for(i)
+            if c > 0:
+                req.append(i)
+                toks.append(c)
+                self.tok += c
+                self.in_batch.add(i)
+                phases.add(False)
+            k += 1
+
+    def decode_prefix(self, arr, m, dec, req, toks, phases) -> int:
+        """``take_decodes``' step: add the longest prefix of ``arr`` (KV ``m``, phases ``dec``) made of decodes
+        that fit, within C and the batch-size cap; return its length."""
         limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
         if limit > 0 and not dec[:limit].all():
             limit = int(np.argmin(dec[:limit]))  # the first prefill among them
         if limit <= 0:
-            return arr
+            return 0
         chosen = arr[:limit]
         need = (np.zeros(limit, dtype=np.int64) if self.eviction_free
                 else np.maximum(0, m[:limit] + 1 - self.reserved[chosen]))
@@ -317,7 +339,7 @@ class UnifiedScheduler(Policy):
             self.tok += k
             self.in_batch.update(ids)
             phases.add(True)
-        return arr[k:]
+        return k
 
     def candidates(self, members, req, toks, phases):
         """The members of a group one by one; an array of running requests (a group, or a run of the rank
