@@ -44,15 +44,17 @@ class Policy:
         completed nothing has ended. Returns (R, sensitive): the policy promises that, with its state and
         the engine's advanced as the batch-by-batch loop would, each of its next R calls to ``next_batch``
         returns this same batch again, unless (``sensitive``) a request arrives first. In none of those
-        batches may a request complete or change phase (a prefill chunk must leave pending tokens). The
-        default promises nothing."""
+        batches may a request change phase (a prefill chunk must leave pending tokens), and only in the
+        last may decodes complete. The default promises nothing."""
         return 0, True
 
     def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int,
                     starts: np.ndarray) -> None:
         """The engine ran ``steps`` of the batches promised by ``steady_batches``, starting at ``starts``
         (float64[steps], the ``t`` those calls would have seen): update the policy's own bookkeeping as
-        ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
+        ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have, the last ``on_batch_end`` without
+        its completions: if the last batch completes requests, the engine then calls ``on_batch_end`` for
+        it (every policy's ``on_batch_end`` changes nothing for a repeated batch that completes nothing)."""
         raise NotImplementedError
 
 

@@ -431,9 +431,10 @@ class UnifiedScheduler(Policy):
 
     def steady_batches(self, req, tokens, decode):
         """A batch B that evicts and completes nothing, with at most one prefill chunk that leaves its
-        prompt unfinished, repeats until a decode in it completes, that prefill reaches its last chunk, or
-        free memory runs short. Proof, first for a B that admits nothing, with the state advanced by one
-        step (every m grows by its c, a decode's reservation by one, nothing else moves):
+        prompt unfinished, repeats up to the batch in which a decode in it completes (that batch is
+        decided before the completion), until that prefill reaches its last chunk, or until free memory
+        runs short. Proof, first for a B that admits nothing, with the state advanced by one step (every m
+        grows by its c, a decode's reservation by one, nothing else moves):
 
         * the groups are the same lists in the same order: no request changes phase, the running list
           and the ranks do not change, and §6's order by m is kept because every decode's m grows by one;
@@ -474,7 +475,7 @@ class UnifiedScheduler(Policy):
             steps = int(st.L[pre[0]] - st.m[pre[0]] - 1) // int(tokens[~decode][0])  # more than c left each time
         dec = req[decode]
         if len(dec):
-            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()) - 1)  # none completes
+            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()))  # only the last completes
             if not self.eviction_free:
                 if not np.array_equal(self.reserved[dec], st.m[dec]):
                     return 0, True

@@ -144,8 +144,9 @@ class SLAI(Policy):
 
     def steady_batches(self, req, tokens, decode):
         """A batch B that admits and completes nothing repeats while no decoding request has a TBT deadline
-        (ℓ = +∞ for all: none is critical, whatever t and τ_batch, and (4) takes them by index), no decode of
-        B completes and B's prefill, if any, does not reach its last chunk. Proof, with the state advanced
+        (ℓ = +∞ for all: none is critical, whatever t and τ_batch, and (4) takes them by index), up to the
+        batch in which a decode of B completes (decided before it completes), while B's prefill, if any,
+        does not reach its last chunk. Proof, with the state advanced
         one step (every m grows by its c, τ_batch and s_q move, nothing else): the decoding list, the FIFO
         of started prefills and the reservations change only at admissions, prefill completions and
         completions, so (1) is empty again and (3a) offers the same prefills. At most one prefill can run
@@ -172,7 +173,7 @@ class SLAI(Policy):
             steps = int(st.L[i] - st.m[i] - 1) // n  # more than c tokens left each time
         dec = req[decode]
         if len(dec):
-            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()) - 1)
+            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()))  # the last may complete
         sensitive = (n < self.budget and n < self.prefill_budget
                      and len(self.prefilling) + len(self.decoding) < self.cap)
         return int(steps), sensitive
