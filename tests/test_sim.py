@@ -73,7 +73,8 @@ def test_vllm_refuses_prompts_above_its_budget():
 
 
 STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "rank-org", "orca", "fastertransformer",
-          "sarathi-serve", "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2", "slai"]
+          "sarathi-serve", "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2", "slai", "mc-sf", "mc-benchmark",
+          "mc-work"]
 
 
 def assert_runs_change_nothing(inst, name):
@@ -122,3 +123,22 @@ def test_slai_runs_only_while_no_decode_has_a_deadline(seed):
     policy.steady_batches = spy
     simulate(inst, policy)
     assert max(promised) > 0  # some runs were promised, so the equality above tested them
+
+
+def test_mcsf_run_check_matches_the_per_round_check():
+    """``first_admitting_round`` (MC-SF's memory test (5) for every round of a run at once) against the test
+    itself, ``peak_memory_at_completions``, round by round; random running sets with tied last rounds."""
+    from lpbench.policies.mcsf import first_admitting_round, peak_memory_at_completions
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        k, r0, rounds = int(rng.integers(1, 8)), int(rng.integers(0, 20)), int(rng.integers(1, 12))
+        started = r0 - rng.integers(0, 10, k)
+        last = r0 + rounds - 1 + rng.integers(0, 8, k)                  # all run through the run's rounds
+        weight = rng.integers(1, 30, k) - started                       # s_j - delta + 1 - p_j
+        size, o = int(rng.integers(1, 30)), int(rng.integers(1, 15))
+        memory = int(rng.integers(20, 400))
+        expected = next((q for q in range(rounds)
+                         if peak_memory_at_completions(np.append(last, r0 + q + o - 1),
+                                                       np.append(weight, size - r0 - q)) <= memory), rounds)
+        assert first_admitting_round(last, weight, size, o, r0, rounds, memory) == expected
