@@ -48,6 +48,14 @@ class Policy:
         last may decodes complete. The default promises nothing."""
         return 0, True
 
+    def run_survives_arrival(self, i: int) -> bool:
+        """Called during an arrival-sensitive run promised by the last ``steady_batches``, for each request
+        ``i`` (in arrival order) that arrives before a promised batch starts: True if the policy proves that
+        ``i``, once in its queue, changes none of the promised batches (given that those before it, which
+        returned True, change none). The run then goes on past ``i``'s arrival, and the engine delivers
+        ``i`` after the run. The default proves nothing."""
+        return False
+
     def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int,
                     starts: np.ndarray) -> None:
         """The engine ran ``steps`` of the batches promised by ``steady_batches``, starting at ``starts``

@@ -482,9 +482,42 @@ class UnifiedScheduler(Policy):
                 steps = min(steps, self.free() // len(dec))
         if self.priority == "rank":
             sensitive = True
+            self._survival = (self.rank[req], np.concatenate([[0], np.cumsum(tokens)]), self.free(),
+                              int(self.rank[self.running].max()))  # B in candidate order: rank order
         else:
             sensitive = not self.waiting and (self.hybrid or self.priority != "decode")
+            if sensitive:
+                before = self.entries_before_waiting(decode)
+                self._survival = (int(tokens[:before].sum()), before, self.free())
         return int(steps), sensitive
+
+    def entries_before_waiting(self, decode: np.ndarray) -> int:
+        """How many entries of a batch (in candidate order; ``decode``: their phases) come from the groups
+        that precede R_w's: all of them with decode priority, none with prefill priority."""
+        return len(decode) if self.priority == "decode" else 0
+
+    def run_survives_arrival(self, i: int) -> bool:
+        """An arriving request that B's next repetitions refuse without evicting: at its place in the
+        candidate order B's entries before it (k of them, Σ c = tok) leave it no tokens (the loop or the
+        Rank merge stop there, or tokens_for() gives 0) or the batch-size cap is reached, or its gate is
+        above the free memory after B (free memory only falls during the run) and, in the Rank merge, no
+        running request ranks below it (it could evict one). FCFS: it arrives to an empty R_w (else the run
+        is not arrival-sensitive) and becomes its head; once the head is refused every later arrival waits
+        behind it. A refused candidate changes nothing the loop tests later (B evicts nothing)."""
+        if self.priority == "rank":
+            ranks, tok_before, free, lowest = self._survival
+            r = int(self.rank[i])
+            k = int(np.searchsorted(ranks, r))
+            tok, may_evict = int(tok_before[k]), lowest > r
+        else:
+            (tok, k, free), may_evict = self._survival, False
+        room = self.P - tok  # P <= C: min(C - tok, P - tok), as tokens_for()
+        pending = int(self.st.S[i])
+        c = min(pending, room) if self.chunked else (pending if pending <= room else 0)
+        refused = k >= self.cap or c <= 0 or (self.gate(i) > free and not may_evict)
+        if refused and self.priority != "rank":
+            self._survival = (self.P, k, free)  # the head is refused: later arrivals queue behind it
+        return bool(refused)
 
     def advance_run(self, req, tokens, decode, steps, starts):
         if not self.eviction_free:  # each step reserves one more slot per decode (reserved = m)

@@ -10,7 +10,8 @@ Repeated batches. After a batch that evicts nothing and completes nothing, the p
 through :meth:`~lpbench.policies.base.Policy.steady_batches`, that its next ``R`` batches would be the
 same batch again (same requests in the same order, same tokens: decodes and a prefill chunk that does
 not finish its prompt; decodes may complete in the last one only), provided no request arrives before
-a batch starts when it says the run is arrival-sensitive. The engine then appends those batches in one
+a batch starts when it says the run is arrival-sensitive (or the policy proves, through
+``run_survives_arrival``, that the arrival changes none of them: it is then delivered after the run). The engine then appends those batches in one
 numpy step: their times from the cost model's ``repeat_times`` (bit for bit the per-batch times), their
 starts by the same left-to-right sum as ``t += dur``, the state advanced by
 :meth:`~lpbench.semantics.RequestStates.repeat`; requests completed by the last one are released and
@@ -93,8 +94,12 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
                 starts[0] = t
                 starts[1:] = cost.repeat_times(tokens, st.m[req], decode, steps)
                 np.cumsum(starts, out=starts)  # starts[s]: start of repeat s (a left-to-right sum, as t += dur)
-                if sensitive and delivered < n:  # a repeat must start before the next arrival is delivered
-                    steps = int(np.searchsorted(starts[:steps], arrival[delivered], side="left"))
+                if sensitive and delivered < n:  # a repeat must start before the next arrival is delivered ...
+                    k = delivered
+                    while k < n and arrival[k] <= starts[steps - 1] and policy.run_survives_arrival(k):
+                        k += 1  # ... unless the policy proves the arrival changes none of the batches
+                    if k < n:
+                        steps = int(np.searchsorted(starts[:steps], arrival[k], side="left"))
                 if steps > 0:
                     fin = st.repeat(req, tokens, decode, steps)
                     policy.advance_run(req, tokens, decode, steps, starts[:steps])
