@@ -301,9 +301,10 @@ class UnifiedScheduler(Policy):
         st = self.st
         m = st.m[arr]
         dec = m >= st.L[arr]
-        k = 0
+        k, n = 0, len(arr)
         while True:
-            k += self.decode_prefix(arr[k:], m[k:], dec[k:], req, toks, phases)
+            if k < n and dec[k]:
+                k += self.decode_prefix(arr[k:], m[k:], dec[k:], req, toks, phases)
             if not (self.hybrid and k < len(arr) and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
                     and self.free() >= 0):
                 return arr[k:]
@@ -326,13 +327,20 @@ class UnifiedScheduler(Policy):
         if limit <= 0:
             return 0
         chosen = arr[:limit]
-        need = (np.zeros(limit, dtype=np.int64) if self.eviction_free
-                else np.maximum(0, m[:limit] + 1 - self.reserved[chosen]))
-        k = int(np.searchsorted(np.cumsum(need), self.free(), side="right"))  # each one fits after those before
+        free = self.free()
+        if self.eviction_free:
+            k = limit if free >= 0 else 0
+            need = None
+        else:
+            need = np.maximum(0, m[:limit] + 1 - self.reserved[chosen])
+            total = np.cumsum(need)
+            k = limit if total[-1] <= free else int(np.searchsorted(total, free, side="right"))  # each fits after those before
         if k:
-            chosen, need = chosen[:k], need[:k]
-            self.reserved[chosen] += need
-            self.reserved_total += int(need.sum())
+            chosen = chosen[:k]
+            if need is not None:
+                need = need[:k]
+                self.reserved[chosen] += need
+                self.reserved_total += int(total[k - 1])
             ids = chosen.tolist()
             req.extend(ids)
             toks.extend([1] * k)
