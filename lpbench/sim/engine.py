@@ -62,8 +62,8 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
     reported = 0  # thousands of batches reported to progress
     guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
     while completed < n:
-        k = int(np.searchsorted(arrival, t, side="right"))
-        if k > delivered:
+        if delivered < n and arrival[delivered] <= t:  # deliver every request arrived by t
+            k = int(np.searchsorted(arrival, t, side="right"))
             policy.on_arrivals(np.arange(delivered, k))
             delivered = k
         batch = policy.next_batch(t)
