@@ -490,13 +490,9 @@ class UnifiedScheduler(Policy):
                 steps = min(steps, self.free() // len(dec))
         if self.priority == "rank":
             sensitive = True
-            self._survival = (self.rank[req], np.concatenate([[0], np.cumsum(tokens)]), self.free(),
-                              int(self.rank[self.running].max()))  # B in candidate order: rank order
         else:
             sensitive = not self.waiting and (self.hybrid or self.priority != "decode")
-            if sensitive:
-                before = self.entries_before_waiting(decode)
-                self._survival = (int(tokens[:before].sum()), before, self.free())
+        self._steady, self._survival = (req, tokens, decode), None  # for run_survives_arrival, if it is called
         return int(steps), sensitive
 
     def entries_before_waiting(self, decode: np.ndarray) -> int:
@@ -512,6 +508,14 @@ class UnifiedScheduler(Policy):
         running request ranks below it (it could evict one). FCFS: it arrives to an empty R_w (else the run
         is not arrival-sensitive) and becomes its head; once the head is refused every later arrival waits
         behind it. A refused candidate changes nothing the loop tests later (B evicts nothing)."""
+        if self._survival is None:  # what B leaves to an arrival (the state is still the one after B)
+            req, tokens, decode = self._steady
+            if self.priority == "rank":  # B is in candidate order: rank order
+                self._survival = (self.rank[req], np.concatenate([[0], np.cumsum(tokens)]), self.free(),
+                                  int(self.rank[self.running].max()))
+            else:
+                before = self.entries_before_waiting(decode)
+                self._survival = (int(tokens[:before].sum()), before, self.free())
         if self.priority == "rank":
             ranks, tok_before, free, lowest = self._survival
             r = int(self.rank[i])
