@@ -305,7 +305,7 @@ class UnifiedScheduler(Policy):
         while True:
             if k < n and dec[k]:
                 k += self.decode_prefix(arr[k:], m[k:], dec[k:], req, toks, phases)
-            if not (self.hybrid and k < len(arr) and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
+            if not (self.hybrid and k < n and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
                     and self.free() >= 0):
                 return arr[k:]
             i = int(arr[k])  # a running prefill: the loop's general path with need = gate = 0, no eviction
@@ -334,7 +334,8 @@ class UnifiedScheduler(Policy):
         else:
             need = np.maximum(0, m[:limit] + 1 - self.reserved[chosen])
             total = np.cumsum(need)
-            k = limit if total[-1] <= free else int(np.searchsorted(total, free, side="right"))  # each fits after those before
+            # each one fits after those before it
+            k = limit if total[-1] <= free else int(np.searchsorted(total, free, side="right"))
         if k:
             chosen = chosen[:k]
             if need is not None:

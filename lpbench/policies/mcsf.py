@@ -59,7 +59,8 @@ def first_admitting_round(last_round: np.ndarray, weight: np.ndarray, size: int,
     at_last = suffix_w[:k] + lasts * (k - np.arange(k))  # Σ_{j: last_j >= b} (w_j + b) at b = lasts
     head_at = np.where(lasts[None, :] <= last_h[:, None], (size - r)[:, None] + lasts[None, :], 0)
     i = np.searchsorted(lasts, last_h, side="left")
-    peak = np.maximum((at_last[None, :] + head_at).max(axis=1, initial=0), suffix_w[i] + last_h * (k - i) + size + o - 1)
+    at_head_last = suffix_w[i] + last_h * (k - i) + size + o - 1  # b = its own last round
+    peak = np.maximum((at_last[None, :] + head_at).max(axis=1, initial=0), at_head_last)
     admits = np.flatnonzero(peak <= memory)
     return int(admits[0]) if len(admits) else rounds
 

@@ -10,12 +10,12 @@ Repeated batches. After a batch that evicts nothing and completes nothing, the p
 through :meth:`~lpbench.policies.base.Policy.steady_batches`, that its next ``R`` batches would be the
 same batch again (same requests in the same order, same tokens: decodes and a prefill chunk that does
 not finish its prompt; decodes may complete in the last one only), provided no request arrives before
-a batch starts when it says the run is arrival-sensitive (or the policy proves, through
-``run_survives_arrival``, that the arrival changes none of them: it is then delivered after the run). The engine then appends those batches in one
-numpy step: their times from the cost model's ``repeat_times`` (bit for bit the per-batch times), their
-starts by the same left-to-right sum as ``t += dur``, the state advanced by
-:meth:`~lpbench.semantics.RequestStates.repeat`; requests completed by the last one are released and
-reported to ``on_batch_end`` as after any batch. The schedule is the one the batch-by-batch loop
+a batch starts when it says the run is arrival-sensitive (unless the policy proves, through
+``run_survives_arrival``, that the arrival changes none of them: it is then delivered after the run).
+The engine then appends those batches in one numpy step: their times from the cost model's
+``repeat_times`` (bit for bit the per-batch times), their starts by the same left-to-right sum as
+``t += dur``, the state advanced by :meth:`~lpbench.semantics.RequestStates.repeat`; requests completed
+by the last one are released and reported to ``on_batch_end`` as after any batch. The schedule is the one the batch-by-batch loop
 builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py`` check it.
 """
 from __future__ import annotations
