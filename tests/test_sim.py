@@ -117,8 +117,9 @@ def test_slai_runs_only_while_no_decode_has_a_deadline(seed):
     steady = policy.steady_batches
 
     def spy(*args):
-        promised.append(steady(*args)[0])
-        return promised[-1], True
+        promise = steady(*args)
+        promised.append(promise[0])
+        return promise
 
     policy.steady_batches = spy
     simulate(inst, policy)

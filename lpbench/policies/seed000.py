@@ -90,10 +90,9 @@ class _CycleScheduler(Policy):
     def steady_batches(self, req, tokens, decode):
         """Two batches repeat. (1) The chunk of the request whose prefill is under way: both algorithms
         return it first, and it stays T_lcm tokens while more than that remain. (2) A decode batch of the
-        whole decode window, up to the batch in which a member completes: the window changes only by
-        completions, after that batch
-        (``retire``), the reservations are peaks (nothing grows per step), and the mode test looks at
-        arrivals only as ``steady_sensitive`` says."""
+        whole decode window, up to the batch in which a member completes (decided before it completes):
+        the window changes only by completions (``retire``), the reservations are peaks (nothing grows per
+        step), and the mode test looks at arrivals only as ``steady_sensitive`` says."""
         st = self.st
         if self.current is not None:
             i = self.current

@@ -15,8 +15,9 @@ a batch starts when it says the run is arrival-sensitive (unless the policy prov
 The engine then appends those batches in one numpy step: their times from the cost model's
 ``repeat_times`` (bit for bit the per-batch times), their starts by the same left-to-right sum as
 ``t += dur``, the state advanced by :meth:`~lpbench.semantics.RequestStates.repeat`; requests completed
-by the last one are released and reported to ``on_batch_end`` as after any batch. The schedule is the one the batch-by-batch loop
-builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py`` check it.
+by the last one are released and reported to ``on_batch_end`` as after any batch. The schedule is the
+one the batch-by-batch loop builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py`` check
+it.
 """
 from __future__ import annotations
 
