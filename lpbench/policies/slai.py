@@ -144,19 +144,19 @@ class SLAI(Policy):
 
     def steady_batches(self, req, tokens, decode):
         """A batch B that admits and completes nothing repeats while no decoding request has a TBT deadline
-        (ℓ = +∞ for all: none is critical, whatever t and τ_batch, and (4) takes them by index), up to the
-        batch in which a decode of B completes (decided before it completes), while B's prefill, if any,
-        does not reach its last chunk. Proof, with the state advanced one step (every m grows by its c,
-        τ_batch and s_q move, nothing else): the decoding list, the FIFO of started prefills and the
-        reservations change only at admissions, prefill completions and completions, so (1) is empty again and (3a) offers the same prefills. At most one prefill can run
-        without finishing: it takes c = min(pending, room) < pending, the whole room, which stays the same
-        (no critical DIs before it) while more than c tokens remain; every later prefill gets no room. The
-        admissions (3b) are tried only if room is left; then the head was refused by the active cap or by
-        memory, and both stay as they were (the reservations change only at admissions and completions).
-        An arrival can change that answer (a new SPF head, or an empty queue) unless the cap refused, so
-        the run is arrival-sensitive when (3b) ran and the cap did not refuse. (4) gets the same room and
-        the same decodes by index. SLAI has finite deadlines in its SLO runs; there the critical set moves
-        with τ_batch and every batch goes through ``next_batch``."""
+        (ℓ = +∞ for all: none is critical, whatever t and τ_batch, and (4) takes them by index), up to the batch
+        in which a decode of B completes (decided before it completes), while B's prefill, if any, does not
+        reach its last chunk. Proof, with the state advanced one step (every m grows by its c, τ_batch and s_q
+        move, nothing else): the decoding list, the FIFO of started prefills and the reservations change only
+        at admissions, prefill completions and completions, so (1) is empty again and (3a) offers the same
+        prefills. At most one prefill can run without finishing: it takes c = min(pending, room) < pending,
+        the whole room, which stays the same (no critical DIs before it) while more than c tokens remain;
+        every later prefill gets no room. The admissions (3b) are tried only if room is left; then the head
+        was refused by the active cap or by memory, and both stay as they were (the reservations change only
+        at admissions and completions). An arrival can change that answer (a new SPF head, or an empty queue)
+        unless the cap refused, so the run is arrival-sensitive when (3b) ran and the cap did not refuse. (4)
+        gets the same room and the same decodes by index. SLAI has finite deadlines in its SLO runs; there the
+        critical set moves with τ_batch and every batch goes through ``next_batch``."""
         st = self.st
         if self._admitted or np.isfinite(self.tbt[self.decoding]).any():
             return 0, True
