@@ -1,29 +1,26 @@
 """Where a simulation spends its time (not a test): cProfile over one policy on the Azure conversation
-trace (the instance of ``bench_simulate.py``), and how many batches went through ``next_batch`` rather
-than a run of repeated batches (``Policy.steady_batches``).
+trace or the synthetic long-context workload (the instances of ``bench_simulate.py``), and how many
+batches went through ``next_batch`` rather than a run of repeated batches (``Policy.steady_batches``).
 
-    python benchmarks/profile_simulate.py --policy rank-i [--limit 6000] [--top 25]
+    python benchmarks/profile_simulate.py --policy rank-i [--limit 6000] [--long-context] [--top 25]
 """
 import argparse
 import cProfile
 import pstats
-from pathlib import Path
 
-from lpbench.instance import parse_instance
+from bench_simulate import LONG_CONTEXT_HELP, azure_hour, long_context
+
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
-from lpbench.traces import ImportSpec, import_trace
 
-ROOT = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
-ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"))
+ap.add_argument("--trace")
 ap.add_argument("--policy", required=True)
 ap.add_argument("--limit", type=int)
+ap.add_argument("--long-context", action="store_true", help=LONG_CONTEXT_HELP)
 ap.add_argument("--top", type=int, default=25)
 args = ap.parse_args()
-head, cols = import_trace(args.trace, ImportSpec.for_format("azure", memory=100_000, limit=args.limit,
-                                                            token_budget=16384))
-inst = parse_instance({**head, "requests": {k: v.tolist() for k, v in cols.items()}})
+inst = long_context() if args.long_context else azure_hour(*([args.trace] if args.trace else []), limit=args.limit)
 policy = make_policy(args.policy, inst)
 prof = cProfile.Profile()
 prof.enable()

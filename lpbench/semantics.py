@@ -149,18 +149,21 @@ class RequestStates:
         self.kv_total += int(self.footprint(idx).sum()) - before if slot else int(c.sum())
         return gen, finished
 
-    def repeat(self, idx: np.ndarray, c: np.ndarray, decode: np.ndarray, steps: int) -> None:
-        """``process(idx, c)`` repeated ``steps`` times, for batches in which no request changes phase or
-        completes: each decode (``decode``, c = 1) generates a token per batch and none its last; each
-        prefill chunk leaves pending tokens (m + steps c < L), so it generates nothing."""
+    def repeat(self, idx: np.ndarray, c: np.ndarray, decode: np.ndarray, steps: int) -> np.ndarray:
+        """``process(idx, c)`` repeated ``steps`` times, for batches in which no request changes phase and
+        only the last may complete requests: each decode (``decode``, c = 1) generates a token per batch,
+        its last no earlier than in the last batch; each prefill chunk leaves pending tokens
+        (m + steps c < L), so it generates nothing. Returns the mask over ``idx`` of the requests that
+        complete in the last batch (``release`` them after it, as after ``process``)."""
         pre = idx[~decode]
-        assert np.all(c[decode] == 1) and np.all(self.generated[idx[decode]] + steps < self.output[idx[decode]])
+        dec = idx[decode]
+        assert np.all(c[decode] == 1) and np.all(self.generated[dec] + steps <= self.output[dec])
         assert np.all(self.m[pre] + steps * c[~decode] < self.L[pre])
         self.m[idx] += steps * c
-        dec = idx[decode]
         self.S[dec] += steps
         self.generated[dec] += steps
         self.kv_total += steps * int(c.sum())
+        return decode & (self.generated[idx] >= self.output[idx])
 
     def move_in(self, idx: np.ndarray, src: "RequestStates") -> None:
         """Requests ``idx`` arrive on this engine with their state on engine ``src`` (a KV transfer, see

@@ -1,4 +1,6 @@
 """Every simulated schedule verifies; the simulator is deterministic and exercises evictions."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -70,8 +72,21 @@ def test_vllm_refuses_prompts_above_its_budget():
     assert verify(inst, simulate(inst, make_policy("sarathi", inst)).schedule).feasible
 
 
-STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "orca", "fastertransformer", "sarathi-serve",
-          "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2"]
+STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "rank-org", "orca", "fastertransformer",
+          "sarathi-serve", "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2", "slai", "mc-sf", "mc-benchmark",
+          "mc-work"]
+
+
+def assert_runs_change_nothing(inst, name):
+    """The schedule with the policy's runs equals, batch for batch, the plain loop's (promise switched off)."""
+    fast = simulate(inst, make_policy(name, inst)).schedule
+    plain_policy = make_policy(name, inst)
+    plain_policy.steady_batches = lambda req, tokens, decode: (0, True)
+    plain = simulate(inst, plain_policy).schedule
+    assert fast.n_batches == plain.n_batches, name
+    for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens, fast.eptr, fast.evict),
+                    (plain.start, plain.ptr, plain.req, plain.tokens, plain.eptr, plain.evict)):
+        assert np.array_equal(a, b), name
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -84,12 +99,47 @@ def test_repeated_batch_runs_build_the_batch_by_batch_schedule(seed):
     inst = random_batch_instance(seed, n=40, **case)  # the last two chunk most prompts over several batches
     for name in STEADY:
         try:
-            fast = simulate(inst, make_policy(name, inst)).schedule
+            assert_runs_change_nothing(inst, name)
         except InputError:  # an unchunked policy and prompts above the budget
             continue
-        plain_policy = make_policy(name, inst)
-        plain_policy.steady_batches = lambda req, tokens, decode: (0, True)
-        plain = simulate(inst, plain_policy).schedule
-        for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens, fast.eptr, fast.evict),
-                        (plain.start, plain.ptr, plain.req, plain.tokens, plain.eptr, plain.evict)):
-            assert np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_slai_runs_only_while_no_decode_has_a_deadline(seed):
+    """SLAI with a TBT deadline on every other request (the rest have none): runs happen only while every
+    decoding request is deadline-free, and the schedule is the plain loop's; one timing field of the policy
+    (τ_batch's running sum) is carried across the runs exactly."""
+    inst = random_batch_instance(seed, n=40, horizon=0.5, limits={"token_budget": 100})
+    inst = replace(inst, tbt_slo=np.where(np.arange(inst.n) % 2, 0.05, np.nan))
+    assert_runs_change_nothing(inst, "slai")
+    promised = []
+    policy = make_policy("slai", inst)
+    steady = policy.steady_batches
+
+    def spy(*args):
+        promise = steady(*args)
+        promised.append(promise[0])
+        return promise
+
+    policy.steady_batches = spy
+    simulate(inst, policy)
+    assert max(promised) > 0  # some runs were promised, so the equality above tested them
+
+
+def test_mcsf_run_check_matches_the_per_round_check():
+    """``first_admitting_round`` (MC-SF's memory test (5) for every round of a run at once) against the test
+    itself, ``peak_memory_at_completions``, round by round; random running sets with tied last rounds."""
+    from lpbench.policies.mcsf import first_admitting_round, peak_memory_at_completions
+
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        k, r0, rounds = int(rng.integers(1, 8)), int(rng.integers(0, 20)), int(rng.integers(1, 12))
+        started = r0 - rng.integers(0, 10, k)
+        last = r0 + rounds - 1 + rng.integers(0, 8, k)                  # all run through the run's rounds
+        weight = rng.integers(1, 30, k) - started                       # s_j - delta + 1 - p_j
+        size, o = int(rng.integers(1, 30)), int(rng.integers(1, 15))
+        memory = int(rng.integers(20, 400))
+        expected = next((q for q in range(rounds)
+                         if peak_memory_at_completions(np.append(last, r0 + q + o - 1),
+                                                       np.append(weight, size - r0 - q)) <= memory), rounds)
+        assert first_admitting_round(last, weight, size, o, r0, rounds, memory) == expected

@@ -47,13 +47,25 @@ class Policy:
         completed nothing has ended. Returns (R, sensitive): the policy promises that, with its state and
         the engine's advanced as the batch-by-batch loop would, each of its next R calls to ``next_batch``
         returns this same batch again, unless (``sensitive``) a request arrives first. In none of those
-        batches may a request complete or change phase (a prefill chunk must leave pending tokens). The
-        default promises nothing."""
+        batches may a request change phase (a prefill chunk must leave pending tokens), and only in the
+        last may decodes complete. The default promises nothing."""
         return 0, True
 
-    def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int) -> None:
-        """The engine ran ``steps`` of the batches promised by ``steady_batches``: update the policy's own
-        bookkeeping as ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have."""
+    def run_survives_arrival(self, i: int) -> bool:
+        """Called during an arrival-sensitive run promised by the last ``steady_batches``, for each request
+        ``i`` (in arrival order) that arrives before a promised batch starts: True if the policy proves that
+        ``i``, once in its queue, changes none of the promised batches (given that those before it, which
+        returned True, change none). The run then goes on past ``i``'s arrival, and the engine delivers
+        ``i`` after the run. The default proves nothing."""
+        return False
+
+    def advance_run(self, req: np.ndarray, tokens: np.ndarray, decode: np.ndarray, steps: int,
+                    starts: np.ndarray) -> None:
+        """The engine ran ``steps`` of the batches promised by ``steady_batches``, starting at ``starts``
+        (float64[steps], the ``t`` those calls would have seen): update the policy's own bookkeeping as
+        ``steps`` calls to ``next_batch`` and ``on_batch_end`` would have, the last ``on_batch_end`` without
+        its completions: if the last batch completes requests, the engine then calls ``on_batch_end`` for
+        it (every policy's ``on_batch_end`` changes nothing for a repeated batch that completes nothing)."""
         raise NotImplementedError
 
 

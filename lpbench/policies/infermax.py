@@ -52,6 +52,7 @@ from ..sim import Batch
 from .base import POLICIES, Policy
 
 INF = math.inf
+NOT_WAITING = np.iinfo(np.int64).max  # Rank schedulers' wait_need of a request not in R_w
 
 
 class UnifiedScheduler(Policy):
@@ -96,6 +97,9 @@ class UnifiedScheduler(Policy):
         if self.rank_key is not None:
             key = {"I": inst.prompt, "O": inst.output, "id": np.zeros(inst.n, dtype=np.int64)}[self.rank_key]
             self.rank = np.lexsort((np.arange(inst.n), key)).argsort()  # rank position of each request
+            # reserve_needed() of each waiting request, by rank (NOT_WAITING for the others): it holds
+            # nothing, and its S does not change while it waits (a batch-model eviction keeps S)
+            self.wait_need = np.full(inst.n, NOT_WAITING, dtype=np.int64)
 
     # -- bookkeeping -----------------------------------------------------------------------------
     def on_arrivals(self, idx) -> None:
@@ -112,14 +116,17 @@ class UnifiedScheduler(Policy):
             k = bisect.bisect(self.wait_rank, r)
             self.wait_rank.insert(k, r)
             self.wait_ids.insert(k, i)
+            self.wait_need[r] = self.inst.prompt[i] + self.inst.output[i] - 1 if self.eviction_free else self.st.S[i]
         else:
             self.waiting.appendleft(i)
 
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
-            k = bisect.bisect_left(self.wait_rank, int(self.rank[i]))
+            r = int(self.rank[i])
+            k = bisect.bisect_left(self.wait_rank, r)
             del self.wait_rank[k]
             del self.wait_ids[k]
+            self.wait_need[r] = NOT_WAITING
         elif self.waiting[0] == i:
             self.waiting.popleft()
         else:
@@ -187,8 +194,8 @@ class UnifiedScheduler(Policy):
     # -- ④ victims -------------------------------------------------------------------------------------
     def lower_priority_first(self) -> list[int]:
         """Running requests, lowest priority first (④'s order for this batch)."""
-        if self.priority == "rank":
-            return sorted(self.running, key=lambda v: -self.rank[v])
+        if self.priority == "rank":  # the merge's running requests by rank, reversed (ranks are distinct);
+            return self._run_by_rank[::-1].tolist()  # those admitted since are in the batch: never victims
         if self.sort_decodes_by_m:
             return sorted(self.running, key=lambda v: (self.st.m[v], -v))  # shortest first
         return self.running[::-1]  # FCFS: the latest arrival has the lowest priority
@@ -236,11 +243,11 @@ class UnifiedScheduler(Policy):
         run_rank = self.rank[run]
         order = np.argsort(run_rank)             # ranks are distinct: the same order as sorted()
         run, run_rank = run[order], run_rank[order].tolist()
+        self._run_by_rank = run
         if self.P - self.tok > 0:
             wait, wait_rank = self.wait_ids[:], self.wait_rank[:]
         else:
             wait, wait_rank = [], []
-        wait_need = None
         a = b = 0
         nr, nw = len(run), len(wait)
         while a < nr or b < nw:
@@ -253,27 +260,40 @@ class UnifiedScheduler(Policy):
                     yield run[prev:a2]
                     continue
                 if self._no_victim:
-                    if wait_need is None:  # reserve_needed() of each waiting request (it holds nothing)
-                        ids = np.array(wait, dtype=np.int64)
-                        wait_need = (self.inst.prompt[ids] + self.inst.output[ids] - 1 if self.eviction_free
-                                     else self.st.S[ids])
                     end = nw if a == nr else bisect.bisect_left(wait_rank, run_rank[a], b, nw)
-                    fits = np.flatnonzero(wait_need[b:end] <= self.free())
-                    if not len(fits):
-                        b = end
+                    b = self.first_fitting(wait_rank, b, end)
+                    if b == end:
                         continue
-                    b += int(fits[0])
                 b += 1
                 yield wait[b - 1]
             else:
                 a, prev = nr, a
                 yield run[prev:]
 
+    def first_fitting(self, wait_rank: list[int], b: int, end: int) -> int:
+        """The first position k in ``wait_rank[b:end]`` (this batch's copy of R_w's ranks) whose request needs
+        at most the free memory; ``end`` if none. A rank found in ``wait_need`` but absent from the copy
+        belongs to a request evicted in this batch, which the loop would skip: the search goes on past it."""
+        free = self.free()
+        while b < end:
+            lo = wait_rank[b]
+            hits = np.flatnonzero(self.wait_need[lo:wait_rank[end - 1] + 1] <= free)
+            if not len(hits):
+                return end
+            r = lo + int(hits[0])
+            b = bisect.bisect_left(wait_rank, r, b, end)
+            if wait_rank[b] == r:
+                return b
+        return end
+
     def take_decodes(self, arr, req, toks, phases) -> np.ndarray:
         """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
         longest prefix that the loop below would add one by one through its running-decode fast path
         (decodes that fit in free memory, within C and the batch-size cap), and return the rest. Requests
-        evicted earlier in the batch are dropped first: the loop skips them without testing anything."""
+        evicted earlier in the batch are dropped first: the loop skips them without testing anything.
+        In a hybrid scheduler a running prefill that ends such a prefix is decided here too, as the loop
+        would: it needs no memory (it holds its reservation), so it gets c = tokens_for() > 0 or is
+        skipped; then the next prefix of decodes follows."""
         if self._evicted:
             arr = arr[~np.isin(arr, self._evicted)]
         if not self.hybrid and phases and True not in phases:
@@ -281,26 +301,54 @@ class UnifiedScheduler(Policy):
         st = self.st
         m = st.m[arr]
         dec = m >= st.L[arr]
+        k, n = 0, len(arr)
+        while True:
+            if k < n and dec[k]:
+                k += self.decode_prefix(arr[k:], m[k:], dec[k:], req, toks, phases)
+            if not (self.hybrid and k < n and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
+                    and self.free() >= 0):
+                return arr[k:]
+            i = int(arr[k])  # a running prefill: the loop's general path with need = gate = 0, no eviction
+            c = self.tokens_for(i)
+            if c > 0:
+                req.append(i)
+                toks.append(c)
+                self.tok += c
+                self.in_batch.add(i)
+                phases.add(False)
+            k += 1
+
+    def decode_prefix(self, arr, m, dec, req, toks, phases) -> int:
+        """``take_decodes``' step: add the longest prefix of ``arr`` (KV ``m``, phases ``dec``) made of decodes
+        that fit, within C and the batch-size cap; return its length."""
         limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
         if limit > 0 and not dec[:limit].all():
             limit = int(np.argmin(dec[:limit]))  # the first prefill among them
         if limit <= 0:
-            return arr
+            return 0
         chosen = arr[:limit]
-        need = (np.zeros(limit, dtype=np.int64) if self.eviction_free
-                else np.maximum(0, m[:limit] + 1 - self.reserved[chosen]))
-        k = int(np.searchsorted(np.cumsum(need), self.free(), side="right"))  # each one fits after those before
+        free = self.free()
+        if self.eviction_free:
+            k = limit if free >= 0 else 0
+            need = None
+        else:
+            need = np.maximum(0, m[:limit] + 1 - self.reserved[chosen])
+            total = np.cumsum(need)
+            # each one fits after those before it
+            k = limit if total[-1] <= free else int(np.searchsorted(total, free, side="right"))
         if k:
-            chosen, need = chosen[:k], need[:k]
-            self.reserved[chosen] += need
-            self.reserved_total += int(need.sum())
+            chosen = chosen[:k]
+            if need is not None:
+                need = need[:k]
+                self.reserved[chosen] += need
+                self.reserved_total += int(total[k - 1])
             ids = chosen.tolist()
             req.extend(ids)
             toks.extend([1] * k)
             self.tok += k
             self.in_batch.update(ids)
             phases.add(True)
-        return arr[k:]
+        return k
 
     def candidates(self, members, req, toks, phases):
         """The members of a group one by one; an array of running requests (a group, or a run of the rank
@@ -324,7 +372,8 @@ class UnifiedScheduler(Policy):
         req, toks = [], []
         phases: set[bool] = set()
         self._no_victim = False
-        self._admitted = False
+        self._memory_refused = False       # a candidate was refused for memory so far in this batch
+        self._admitted_past_refusal = False  # ... and a later candidate was admitted (see steady_batches)
         for members, may_evict, stop in self.groups():
             if self.fast_decodes(members, may_evict, phases, req, toks):
                 continue
@@ -365,6 +414,7 @@ class UnifiedScheduler(Policy):
                         # Rank: candidates come in rank order and the victim's rank only falls, so no
                         # later candidate can evict either (only free memory admits from now on)
                         self._no_victim = may_evict and self.priority == "rank"
+                        self._memory_refused = True
                         if self.holds(cand):
                             self.evict(cand)
                         admitted = False
@@ -377,7 +427,7 @@ class UnifiedScheduler(Policy):
                 if not self.holds(cand):
                     self.from_waiting(cand)
                     bisect.insort(self.running, cand)
-                    self._admitted = True
+                    self._admitted_past_refusal |= self._memory_refused
                 self.reserved[cand] += need
                 self.reserved_total += need
                 req.append(cand)
@@ -389,10 +439,11 @@ class UnifiedScheduler(Policy):
         return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
 
     def steady_batches(self, req, tokens, decode):
-        """A batch B that evicts, admits and completes nothing, with at most one prefill chunk that leaves
-        its prompt unfinished, repeats until a decode in it completes, that prefill reaches its last
-        chunk, or free memory runs short. Proof, with the state advanced by one step (every m grows by
-        its c, a decode's reservation by one, nothing else moves):
+        """A batch B that evicts and completes nothing, with at most one prefill chunk that leaves its
+        prompt unfinished, repeats up to the batch in which a decode in it completes (that batch is
+        decided before the completion), until that prefill reaches its last chunk, or until free memory
+        runs short. Proof, first for a B that admits nothing, with the state advanced by one step (every m
+        grows by its c, a decode's reservation by one, nothing else moves):
 
         * the groups are the same lists in the same order: no request changes phase, the running list
           and the ranks do not change, and §6's order by m is kept because every decode's m grows by one;
@@ -408,8 +459,21 @@ class UnifiedScheduler(Policy):
         * R_w changes only by arrivals: appended at the back of a FCFS queue they cannot pass its refused
           head, so the run ignores them, except when R_w is empty (a new head may fit) and for the Rank
           schedulers (a new request may rank ahead); then it stops at the next arrival.
+
+        If B admitted its prefill w (a new or refill request: the only prefill, so the only admission), the
+        next batch B' is B again, and admits nothing, so the above carries on from B'. In B', w is a running
+        prefill instead of a waiting one, at the same place in the candidate order: in the Rank merge at its
+        rank; in a FCFS scheduler B had no other prefill and w was R_w's head, so w comes after the same
+        groups (the decodes; Orca: first) as in B. The batch before w is the same as in B (the decodes ranked
+        before w fit, as above), so w gets the same room and c. Every candidate after w sees what it saw in B
+        (w in the batch) and is refused again, as above. A candidate before w was not refused for room (w,
+        later, found room; room only shrinks) nor ②; so it was refused for memory or admitted. The run needs
+        that no candidate before w was refused for memory (``_admitted_past_refusal``): in the Rank merge such
+        a candidate may now evict w, which runs and ranks below it but is not yet in the batch. (FCFS
+        waiting candidates before w were admitted, as w is R_w's head; running ones never fail without
+        an eviction.)
         """
-        if self._evicted or self._admitted:
+        if self._evicted or self._admitted_past_refusal:
             return 0, True
         st = self.st
         pre = req[~decode]
@@ -420,7 +484,7 @@ class UnifiedScheduler(Policy):
             steps = int(st.L[pre[0]] - st.m[pre[0]] - 1) // int(tokens[~decode][0])  # more than c left each time
         dec = req[decode]
         if len(dec):
-            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()) - 1)  # none completes
+            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()))  # only the last completes
             if not self.eviction_free:
                 if not np.array_equal(self.reserved[dec], st.m[dec]):
                     return 0, True
@@ -429,9 +493,46 @@ class UnifiedScheduler(Policy):
             sensitive = True
         else:
             sensitive = not self.waiting and (self.hybrid or self.priority != "decode")
+        self._steady, self._survival = (req, tokens, decode), None  # for run_survives_arrival, if it is called
         return int(steps), sensitive
 
-    def advance_run(self, req, tokens, decode, steps):
+    def entries_before_waiting(self, decode: np.ndarray) -> int:
+        """How many entries of a batch (in candidate order; ``decode``: their phases) come from the groups
+        that precede R_w's: all of them with decode priority, none with prefill priority."""
+        return len(decode) if self.priority == "decode" else 0
+
+    def run_survives_arrival(self, i: int) -> bool:
+        """An arriving request that B's next repetitions refuse without evicting: at its place in the
+        candidate order B's entries before it (k of them, Σ c = tok) leave it no tokens (the loop or the
+        Rank merge stop there, or tokens_for() gives 0) or the batch-size cap is reached, or its gate is
+        above the free memory after B (free memory only falls during the run) and, in the Rank merge, no
+        running request ranks below it (it could evict one). FCFS: it arrives to an empty R_w (else the run
+        is not arrival-sensitive) and becomes its head; once the head is refused every later arrival waits
+        behind it. A refused candidate changes nothing the loop tests later (B evicts nothing)."""
+        if self._survival is None:  # what B leaves to an arrival (the state is still the one after B)
+            req, tokens, decode = self._steady
+            if self.priority == "rank":  # B is in candidate order: rank order
+                self._survival = (self.rank[req], np.concatenate([[0], np.cumsum(tokens)]), self.free(),
+                                  int(self.rank[self.running].max()))
+            else:
+                before = self.entries_before_waiting(decode)
+                self._survival = (int(tokens[:before].sum()), before, self.free())
+        if self.priority == "rank":
+            ranks, tok_before, free, lowest = self._survival
+            r = int(self.rank[i])
+            k = int(np.searchsorted(ranks, r))
+            tok, may_evict = int(tok_before[k]), lowest > r
+        else:
+            (tok, k, free), may_evict = self._survival, False
+        room = self.P - tok  # P <= C: min(C - tok, P - tok), as tokens_for()
+        pending = int(self.st.S[i])
+        c = min(pending, room) if self.chunked else (pending if pending <= room else 0)
+        refused = k >= self.cap or c <= 0 or (self.gate(i) > free and not may_evict)
+        if refused and self.priority != "rank":
+            self._survival = (self.P, k, free)  # the head is refused: later arrivals queue behind it
+        return bool(refused)
+
+    def advance_run(self, req, tokens, decode, steps, starts):
         if not self.eviction_free:  # each step reserves one more slot per decode (reserved = m)
             dec = req[decode]
             self.reserved[dec] += steps

@@ -40,6 +40,31 @@ def peak_memory_at_completions(last_round: np.ndarray, weight: np.ndarray) -> in
     return int(mem.max())
 
 
+def first_admitting_round(last_round: np.ndarray, weight: np.ndarray, size: int, o: int, r0: int, rounds: int,
+                          memory: int) -> int:
+    """The first q in 0..rounds-1 for which a request of footprint size + k after its k-th round
+    (size = s - delta + 1) and o rounds, started in round r0 + q beside the running requests (whose last
+    rounds are all >= r0 + rounds - 1), passes check (5): ``peak_memory_at_completions`` <= memory with it
+    appended (last round r0 + q + o - 1, weight size - r0 - q); ``rounds`` if none does. All rounds at once,
+    in integers: at b = a running request's last round the sum gains the new request's footprint at b
+    if it still runs then; at b = its own last round it is the running requests' sum there plus its peak
+    size + o - 1."""
+    r = r0 + np.arange(rounds, dtype=np.int64)
+    last_h = r + o - 1
+    order = np.argsort(last_round, kind="stable")
+    lasts, w = last_round[order], weight[order]
+    k = len(lasts)
+    suffix_w = np.zeros(k + 1, dtype=np.int64)
+    suffix_w[:k] = np.cumsum(w[::-1])[::-1]
+    at_last = suffix_w[:k] + lasts * (k - np.arange(k))  # Σ_{j: last_j >= b} (w_j + b) at b = lasts
+    head_at = np.where(lasts[None, :] <= last_h[:, None], (size - r)[:, None] + lasts[None, :], 0)
+    i = np.searchsorted(lasts, last_h, side="left")
+    at_head_last = suffix_w[i] + last_h * (k - i) + size + o - 1  # b = its own last round
+    peak = np.maximum((at_last[None, :] + head_at).max(axis=1, initial=0), at_head_last)
+    admits = np.flatnonzero(peak <= memory)
+    return int(admits[0]) if len(admits) else rounds
+
+
 class MemoryCheckedAdmission(Policy):
     """Algorithm 1 / 2 with the queue order given by :meth:`order_key`."""
 
@@ -104,6 +129,32 @@ class MemoryCheckedAdmission(Policy):
         c = np.ones(len(req), dtype=np.int64)
         c[n_run:] = self.inst.prompt[req[n_run:]]
         return Batch(req, c)
+
+    def steady_batches(self, req, tokens, decode):
+        """A round that admits nothing (every request of B decodes) repeats up to the round in which a
+        running request completes, as long as the queue's head stays refused; an arrival may become the
+        head, so the run is arrival-sensitive. Proof: the running set, hence B, changes only by admissions
+        and completions. The head's budget and cap tests (tokens n_run + s <= C, s <= P, n_run + 1 <= cap)
+        are the same in every round without them. Its memory test (5) moves with the round r' it would
+        start in (its last round r' + o - 1 and weight s - delta + 1 - r'), so it is evaluated for every
+        round of the run at once (``first_admitting_round``): the run stops before the first round in
+        which it passes. The scan stops at the head, so no later request matters."""
+        if not decode.all():  # the round admitted prompts
+            return 0, True
+        st, inst = self.st, self.inst
+        steps = int((inst.output[req] - st.generated[req]).min())  # the last one completes requests
+        if not self.queue:
+            return steps, True
+        h = self.queue[0][-1]
+        s, o = int(inst.prompt[h]), int(inst.output[h])
+        n_run = len(self.run_idx)
+        if n_run + s > self.C or s > self.P or n_run + 1 > self.cap:
+            return steps, True
+        return first_admitting_round(self.run_last, self.run_w, s - self.delta + 1, o, self.round, steps,
+                                    inst.memory), True
+
+    def advance_run(self, req, tokens, decode, steps, starts):
+        self.round += steps  # each round's start(); on_batch_end only acts on completions
 
     def on_batch_end(self, req, tokens, gen, finished) -> None:
         if len(finished):

@@ -90,18 +90,18 @@ class _CycleScheduler(Policy):
     def steady_batches(self, req, tokens, decode):
         """Two batches repeat. (1) The chunk of the request whose prefill is under way: both algorithms
         return it first, and it stays T_lcm tokens while more than that remain. (2) A decode batch of the
-        whole decode window, until a member completes: the window changes only by completions
-        (``retire``), the reservations are peaks (nothing grows per step), and the mode test looks at
-        arrivals only as ``steady_sensitive`` says."""
+        whole decode window, up to the batch in which a member completes (decided before it completes):
+        the window changes only by completions (``retire``), the reservations are peaks (nothing grows per
+        step), and the mode test looks at arrivals only as ``steady_sensitive`` says."""
         st = self.st
         if self.current is not None:
             i = self.current
             return int(st.L[i] - st.m[i] - 1) // int(tokens[0]), False
         if not decode.all() or not self.steady_window(req):
             return 0, True
-        return int((self.inst.output[req] - st.generated[req]).min()) - 1, self.steady_sensitive()
+        return int((self.inst.output[req] - st.generated[req]).min()), self.steady_sensitive()
 
-    def advance_run(self, req, tokens, decode, steps):
+    def advance_run(self, req, tokens, decode, steps, starts):
         pass  # neither a chunk nor a decode step changes the cycle schedulers' bookkeeping
 
     def steady_window(self, req) -> bool:

@@ -48,6 +48,9 @@ class Orca(UnifiedScheduler):
         decoding = self.st.m[run] >= self.st.L[run]
         return [(run[~decoding], True, False), (list(self.waiting), False, True), (run[decoding], True, False)]
 
+    def entries_before_waiting(self, decode):
+        return int(np.count_nonzero(~decode))  # the running prefills (a batch's first entries)
+
 
 _register("fastertransformer", "seed 002 §3.1 FasterTransformer = sarathi-nohy with P=C: decode first, "
           "no mixing, whole prompts; a cohort drains before the next", priority="decode", hybrid=False,

@@ -96,6 +96,7 @@ class SLAI(Policy):
         req: list[int] = []
         tok: list[int] = []
         n = 0
+        self._admitted = False
         dec = np.array(self.decoding, dtype=np.int64)
         if len(dec):
             ell = self.s[dec] + self.tbt[dec] - self.offset() * tau
@@ -123,6 +124,7 @@ class SLAI(Policy):
             if active >= self.cap or self.reserved + int(self.peak[i]) > self.inst.memory:
                 break
             self.waiting.pop(0)
+            self._admitted = True
             self.prefilling.append(i)
             self.reserved += int(self.peak[i])
             c = min(int(st.S[i]), self.budget - n, self.prefill_budget - p)
@@ -139,6 +141,51 @@ class SLAI(Policy):
             return None
         self.last_start = t
         return Batch(np.array(req, dtype=np.int64), np.array(tok, dtype=np.int64))
+
+    def steady_batches(self, req, tokens, decode):
+        """A batch B that admits and completes nothing repeats while no decoding request has a TBT deadline
+        (ℓ = +∞ for all: none is critical, whatever t and τ_batch, and (4) takes them by index), up to the batch
+        in which a decode of B completes (decided before it completes), while B's prefill, if any, does not
+        reach its last chunk. Proof, with the state advanced one step (every m grows by its c, τ_batch and s_q
+        move, nothing else): the decoding list, the FIFO of started prefills and the reservations change only
+        at admissions, prefill completions and completions, so (1) is empty again and (3a) offers the same
+        prefills. At most one prefill can run without finishing: it takes c = min(pending, room) < pending,
+        the whole room, which stays the same (no critical DIs before it) while more than c tokens remain;
+        every later prefill gets no room. The admissions (3b) are tried only if room is left; then the head
+        was refused by the active cap or by memory, and both stay as they were (the reservations change only
+        at admissions and completions). An arrival can change that answer (a new SPF head, or an empty queue)
+        unless the cap refused, so the run is arrival-sensitive when (3b) ran and the cap did not refuse. (4)
+        gets the same room and the same decodes by index. SLAI has finite deadlines in its SLO runs; there the
+        critical set moves with τ_batch and every batch goes through ``next_batch``."""
+        st = self.st
+        if self._admitted or np.isfinite(self.tbt[self.decoding]).any():
+            return 0, True
+        pre = ~decode
+        if np.count_nonzero(pre) > 1:  # the first one finished its prompt
+            return 0, True
+        steps = np.inf
+        n = int(tokens[pre].sum())
+        if n:
+            i = req[pre][0]
+            if st.m[i] >= st.L[i]:  # it finished its prompt
+                return 0, True
+            steps = int(st.L[i] - st.m[i] - 1) // n  # more than c tokens left each time
+        dec = req[decode]
+        if len(dec):
+            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()))  # the last may complete
+        sensitive = (n < self.budget and n < self.prefill_budget
+                     and len(self.prefilling) + len(self.decoding) < self.cap)
+        return int(steps), sensitive
+
+    def advance_run(self, req, tokens, decode, steps, starts):
+        # what each of the ``steps`` calls to next_batch does before building the same batch, then records
+        busy, last = self.busy, self.last_start
+        for t in starts.tolist():
+            busy += t - last
+            last = t
+        self.busy, self.batches = busy, self.batches + steps
+        self.s[self.emitted] = last
+        self.last_start = last
 
     def on_batch_end(self, req, tokens, gen, finished) -> None:
         self.emitted = req[gen]

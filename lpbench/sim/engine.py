@@ -9,12 +9,15 @@ simulate in seconds.
 Repeated batches. After a batch that evicts nothing and completes nothing, the policy may promise,
 through :meth:`~lpbench.policies.base.Policy.steady_batches`, that its next ``R`` batches would be the
 same batch again (same requests in the same order, same tokens: decodes and a prefill chunk that does
-not finish its prompt), provided no request arrives before a batch starts when it says the run is
-arrival-sensitive. The engine then appends those batches in one numpy step: their times from the cost
-model's ``repeat_times`` (bit for bit the per-batch times), their starts by the same left-to-right sum
-as ``t += dur``, the state advanced by :meth:`~lpbench.semantics.RequestStates.repeat`. The schedule is
-the one the batch-by-batch loop builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py``
-check it.
+not finish its prompt; decodes may complete in the last one only), provided no request arrives before
+a batch starts when it says the run is arrival-sensitive (unless the policy proves, through
+``run_survives_arrival``, that the arrival changes none of them: it is then delivered after the run).
+The engine then appends those batches in one numpy step: their times from the cost model's
+``repeat_times`` (bit for bit the per-batch times), their starts by the same left-to-right sum as
+``t += dur``, the state advanced by :meth:`~lpbench.semantics.RequestStates.repeat`; requests completed
+by the last one are released and reported to ``on_batch_end`` as after any batch. The schedule is the
+one the batch-by-batch loop builds; ``benchmarks/compare_schedules.py`` and ``tests/test_sim.py`` check
+it.
 """
 from __future__ import annotations
 
@@ -60,8 +63,8 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
     reported = 0  # thousands of batches reported to progress
     guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
     while completed < n:
-        k = int(np.searchsorted(arrival, t, side="right"))
-        if k > delivered:
+        if delivered < n and arrival[delivered] <= t:  # deliver every request arrived by t
+            k = int(np.searchsorted(arrival, t, side="right"))
             policy.on_arrivals(np.arange(delivered, k))
             delivered = k
         batch = policy.next_batch(t)
@@ -92,13 +95,22 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
                 starts[0] = t
                 starts[1:] = cost.repeat_times(tokens, st.m[req], decode, steps)
                 np.cumsum(starts, out=starts)  # starts[s]: start of repeat s (a left-to-right sum, as t += dur)
-                if sensitive and delivered < n:  # a repeat must start before the next arrival is delivered
-                    steps = int(np.searchsorted(starts[:steps], arrival[delivered], side="left"))
+                if sensitive and delivered < n:  # a repeat must start before the next arrival is delivered ...
+                    k = delivered
+                    while k < n and arrival[k] <= starts[steps - 1] and policy.run_survives_arrival(k):
+                        k += 1  # ... unless the policy proves the arrival changes none of the batches
+                    if k < n:
+                        steps = int(np.searchsorted(starts[:steps], arrival[k], side="left"))
                 if steps > 0:
-                    st.repeat(req, tokens, decode, steps)
-                    policy.advance_run(req, tokens, decode, steps)
+                    fin = st.repeat(req, tokens, decode, steps)
+                    policy.advance_run(req, tokens, decode, steps, starts[:steps])
                     out.add_run(starts[:steps], req, tokens)
                     t = starts[steps]
+                    finished = req[fin]
+                    if len(finished):  # the last repeat completed decodes: its on_batch_end, as after any batch
+                        st.release(finished)
+                        completed += len(finished)
+                        policy.on_batch_end(req, tokens, decode, finished)
         if len(out.starts) > guard:
             raise PolicyDiverged(f"policy {policy.name!r} ran {guard} batches, 10x the tokens of the instance, "
                                  "without finishing (livelock)")
