@@ -246,18 +246,7 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
             return VerifyResult(False, [f"{where}: [memory] request(s) {names}: KV footprint after the batch "
                                         f"{st.kv_total} exceeds memory {inst.memory}"])
         peak = max(peak, st.kv_total)
-        g_idx = r[gen]
-        if len(g_idx):
-            prev = last_emit[g_idx]
-            has_prev = ~np.isnan(prev)
-            if has_prev.any():
-                gap = end - prev[has_prev]
-                gaps.append(gap)
-                gap_req.append(g_idx[has_prev])
-                np.maximum.at(max_gap, g_idx[has_prev], gap)
-            newly = g_idx[~has_prev]
-            first_token[newly] = end
-            last_emit[g_idx] = end
+        emit_tokens(r[gen], end, last_emit, first_token, max_gap, gaps, gap_req)
         f_idx = r[fin]
         if len(f_idx):
             completion[f_idx] = end
@@ -265,16 +254,39 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
         if slot:
             running += int(np.count_nonzero(~was_started)) - len(f_idx)
 
-    missing = np.flatnonzero(~st.done)
-    if len(missing):
-        i = missing[0]
-        return VerifyResult(False, [f"end of schedule: [incomplete] request {inst.ids[i]}: generated "
-                                    f"{st.generated[i]} of {inst.output[i]} output tokens"
-                                    + (f" ({len(missing)} requests incomplete)" if len(missing) > 1 else "")])
-
+    incomplete = incomplete_requests(inst, st)
+    if incomplete is not None:
+        return incomplete
     tbt = np.concatenate(gaps) if gaps else np.zeros(0)
     tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
     return _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, peak, busy, int(st.evictions.sum()))
+
+
+def emit_tokens(g_idx, t: float, last_emit, first_token, max_gap, gaps: list, gap_req: list) -> None:
+    """Record the tokens of requests ``g_idx`` emitted at time t: a request's first token sets its TTFT,
+    each later one a TBT gap since its previous token (shared by every replay of the verifier)."""
+    if not len(g_idx):
+        return
+    prev = last_emit[g_idx]
+    has_prev = ~np.isnan(prev)
+    if has_prev.any():
+        gap = t - prev[has_prev]
+        gaps.append(gap)
+        gap_req.append(g_idx[has_prev])
+        np.maximum.at(max_gap, g_idx[has_prev], gap)
+    first_token[g_idx[~has_prev]] = t
+    last_emit[g_idx] = t
+
+
+def incomplete_requests(inst: Instance, st) -> VerifyResult | None:
+    """The [incomplete] violation when a request has not generated all its output tokens."""
+    missing = np.flatnonzero(~st.done)
+    if not len(missing):
+        return None
+    i = missing[0]
+    return VerifyResult(False, [f"end of schedule: [incomplete] request {inst.ids[i]}: generated "
+                                f"{st.generated[i]} of {inst.output[i]} output tokens"
+                                + (f" ({len(missing)} requests incomplete)" if len(missing) > 1 else "")])
 
 
 def _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, peak, busy, evictions) -> VerifyResult:

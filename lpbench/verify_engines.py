@@ -99,7 +99,7 @@ def _select(ptr: np.ndarray, sel: np.ndarray):
 
 def replay_engines(inst: Instance, sched: Schedule):
     """The batch-by-batch replay of every rule, in start-time order; it names each violation."""
-    from .verify import EPS, VerifyResult, _result
+    from .verify import EPS, VerifyResult, _result, emit_tokens, incomplete_requests
 
     n, lim, cost = inst.n, inst.limits, inst.cost_model
     K, tau = lim.K, lim.kv_transfer_per_token
@@ -257,29 +257,16 @@ def replay_engines(inst: Instance, sched: Schedule):
                                         f"batch {kv[e]} exceeds memory {inst.memory}"])
         peak = max(peak, int(kv[e]))
         last_end[r] = fin_t
-        g_idx = r[gen]
-        if len(g_idx):
-            prev = last_emit[g_idx]
-            has_prev = ~np.isnan(prev)
-            if has_prev.any():
-                gap = fin_t - prev[has_prev]
-                gaps.append(gap)
-                gap_req.append(g_idx[has_prev])
-                np.maximum.at(max_gap, g_idx[has_prev], gap)
-            first_token[g_idx[~has_prev]] = fin_t
-            last_emit[g_idx] = fin_t
+        emit_tokens(r[gen], fin_t, last_emit, first_token, max_gap, gaps, gap_req)
         f_idx = r[fin]
         if len(f_idx):
             completion[f_idx] = fin_t
             kv[e] -= int(st.m[f_idx].sum())
             st.release(f_idx)
 
-    missing = np.flatnonzero(~st.done)
-    if len(missing):
-        i = missing[0]
-        return VerifyResult(False, [f"end of schedule: [incomplete] request {ids[i]}: generated {st.generated[i]} "
-                                    f"of {inst.output[i]} output tokens"
-                                    + (f" ({len(missing)} requests incomplete)" if len(missing) > 1 else "")])
+    incomplete = incomplete_requests(inst, st)
+    if incomplete is not None:
+        return incomplete
     stray = np.flatnonzero((move_to >= 0) & ~moved)
     if len(stray):
         i = stray[0]
