@@ -59,8 +59,9 @@ for rho in (float(x) for x in args.rho.split(",")):
     t0 = time.perf_counter()
     volume = VolumeBound(inst).value()
     tv = time.perf_counter() - t0
-    res = LagrangeBound(inst).solve(SolverProfile("lagrange", "closed-form", args.lagrange_seconds))
-    steps = res.message.split()[2]
+    lagrange = LagrangeBound(inst)
+    res = lagrange.solve(SolverProfile("lagrange", "closed-form", args.lagrange_seconds))
+    steps = lagrange.steps
     for bound in (volume, res.bound):
         assert tel >= bound, "a verified schedule below a certified bound is a bug"
     so = float(o.sum())

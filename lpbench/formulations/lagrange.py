@@ -38,6 +38,7 @@ import numpy as np
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, Formulation
+from .volume import volumes
 
 TARGET_MARGIN = 0.05   # Polyak target: best L(λ) so far × (1 + margin)
 MAX_WINDOW = 1 << 16   # candidate starts per request and evaluation; later ones are bounded by their delay
@@ -152,12 +153,11 @@ def subgradient_bound(a, s, o, M: int, horizon: int, deadline: float | None = No
     for done in range(1, iterations + 1):
         value, k = dual_value(a, s, o, M, lam)
         if done == 1 or value > best + 1e-9 * max(1.0, abs(best)):
-            best, best_lam, since = value, lam, 0
+            best, best_lam, best_k, since = value, lam, k, 0
         else:
             since += 1
             if since >= patience:                       # shorter steps, from the best λ so far
-                theta, since, lam = theta / 2, 0, best_lam
-                value, k = dual_value(a, s, o, M, lam)
+                theta, since, lam, value, k = theta / 2, 0, best_lam, best, best_k
         if progress is not None:
             progress(done, value, best)
         if deadline is not None and time.perf_counter() > deadline:
@@ -192,10 +192,9 @@ class LagrangeBound(Formulation):
         inst = self.inst
         a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
         M = int(inst.memory)
-        vol = s * o + o * (o + 1) // 2
-        horizon = int((a + o).max() + 2 * -(-vol.sum() // M))   # any horizon is valid; this one is generous
-        lam, _, iters, why = subgradient_bound(a, s, o, M, horizon, deadline=t0 + 0.95 * profile.time_limit)
+        horizon = int((a + o).max() + 2 * np.ceil(volumes(inst).sum() / M))  # any horizon is valid; generous
+        lam, _, self.steps, why = subgradient_bound(a, s, o, M, horizon, deadline=t0 + 0.95 * profile.time_limit)
         bound = float(max(int(o.sum()), certified_bound(a, s, o, M, lam)))
         return SolveResult(why, bound, bound, time.perf_counter() - t0,
-                           message=f"best of {iters} subgradient steps (a valid bound at every step; "
+                           message=f"best of {self.steps} subgradient steps (a valid bound at every step; "
                                    "the dual optimum, latency-lp's value, may be higher)")
