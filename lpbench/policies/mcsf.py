@@ -40,29 +40,34 @@ def peak_memory_at_completions(last_round: np.ndarray, weight: np.ndarray) -> in
     return int(mem.max())
 
 
-def first_admitting_round(last_round: np.ndarray, weight: np.ndarray, size: int, o: int, r0: int, rounds: int,
-                          memory: int) -> int:
+def first_admitting_round(last_round: np.ndarray, weight: np.ndarray, size, o, r0: int, rounds: int,
+                          memory: int):
     """The first q in 0..rounds-1 for which a request of footprint size + k after its k-th round
     (size = s - delta + 1) and o rounds, started in round r0 + q beside the running requests (whose last
     rounds are all >= r0 + rounds - 1), passes check (5): ``peak_memory_at_completions`` <= memory with it
     appended (last round r0 + q + o - 1, weight size - r0 - q); ``rounds`` if none does. All rounds at once,
     in integers: at b = a running request's last round the sum gains the new request's footprint at b
     if it still runs then; at b = its own last round it is the running requests' sum there plus its peak
-    size + o - 1."""
-    r = r0 + np.arange(rounds, dtype=np.int64)
-    last_h = r + o - 1
+    size + o - 1. ``size`` and ``o`` may be arrays of K candidates (each tested alone beside the running
+    requests): then an int64[K] array of first rounds."""
+    scalar = np.ndim(size) == 0
+    size = np.atleast_1d(np.asarray(size, dtype=np.int64))[:, None]
+    o = np.atleast_1d(np.asarray(o, dtype=np.int64))[:, None]
+    r = r0 + np.arange(rounds, dtype=np.int64)[None, :]
+    last_h = r + o - 1                                            # [K, rounds]
     order = np.argsort(last_round, kind="stable")
     lasts, w = last_round[order], weight[order]
     k = len(lasts)
     suffix_w = np.zeros(k + 1, dtype=np.int64)
     suffix_w[:k] = np.cumsum(w[::-1])[::-1]
     at_last = suffix_w[:k] + lasts * (k - np.arange(k))  # Σ_{j: last_j >= b} (w_j + b) at b = lasts
-    head_at = np.where(lasts[None, :] <= last_h[:, None], (size - r)[:, None] + lasts[None, :], 0)
+    head_at = np.where(lasts <= last_h[..., None], (size - r)[..., None] + lasts, 0)
     i = np.searchsorted(lasts, last_h, side="left")
     at_head_last = suffix_w[i] + last_h * (k - i) + size + o - 1  # b = its own last round
-    peak = np.maximum((at_last[None, :] + head_at).max(axis=1, initial=0), at_head_last)
-    admits = np.flatnonzero(peak <= memory)
-    return int(admits[0]) if len(admits) else rounds
+    peak = np.maximum((at_last + head_at).max(axis=2, initial=0), at_head_last)
+    admits = peak <= memory
+    first = np.where(admits.any(axis=1), admits.argmax(axis=1), rounds)
+    return int(first[0]) if scalar else first
 
 
 class MemoryCheckedAdmission(Policy):
