@@ -1,7 +1,7 @@
 """Rejected ideas for the trace-scale ratio of issue 13 (not a test; docs/batch-model-bounds.md quotes
 their numbers from this script).
 
-    python benchmarks/batch_bound_experiments.py keys|skip|split|duration-share [--trace PATH]
+    python benchmarks/batch_bound_experiments.py keys|skip|split|duration-share|group [--trace PATH]
 
 The instance of bench_batch_bound.py (Azure 2023 conversation hour, InferMax Llama-2-7B/A100,
 M = 100,000, C = 16384). Every policy schedule below is verified; none of these policies is registered.
@@ -19,6 +19,10 @@ M = 100,000, C = 16384). Every policy schedule below is verified; none of these 
   per λ: D − β = max(w, sqrt((1 − μ) w β / λ))), and at time t every request done by t has T <= t − a_i,
   so at most κ(t) = the most requests completable by t with works P*(t − a_i) (reverse greedy)
   are done. Printed: requests in system at t, A(t) − κ(t), beside the shipped bound's A(t) − K(t).
+* ``group`` (kept: the registered ``mc-group``): mc-work admitting at most every ``period`` rounds while
+  requests run, for several periods, with the batches that carry a prompt counted; then the same with the
+  prefill bias b_p set to b_d (a prompt-carrying batch then costs what a decode batch costs), to separate
+  the bias saved from the choice among more waiting requests.
 """
 import argparse
 import heapq
@@ -29,6 +33,7 @@ import numpy as np
 
 from lpbench.formulations.batch_bound import BatchBound, srpt_completions
 from lpbench.instance import parse_instance
+from lpbench.policies import make_policy
 from lpbench.policies.base import Policy
 from lpbench.policies.mcsf import MemoryCheckedAdmission, peak_memory_at_completions
 from lpbench.sim import Batch, simulate
@@ -37,7 +42,7 @@ from lpbench.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
-ap.add_argument("experiment", choices=["keys", "skip", "split", "duration-share"])
+ap.add_argument("experiment", choices=["keys", "skip", "split", "duration-share", "group"])
 ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"))
 args = ap.parse_args()
 
@@ -49,11 +54,22 @@ I = inst.prompt.astype(np.float64)
 prefill = (bb.k["a_o"] * I + bb.k["a_p"] * I * I) * bb.to_s
 
 
-def run(policy, label):
+def run(policy, label, on=None):
+    on = on or inst
     t0 = time.perf_counter()
-    m = verify(inst, simulate(inst, policy).schedule).metrics
+    sched = simulate(on, policy).schedule
+    ver = verify(on, sched)
+    assert ver.feasible, label
+    m = ver.metrics
+    started = np.zeros(on.n, dtype=bool)
+    prompt_batches = 0
+    for j in range(sched.n_batches):
+        req = sched.batch(j)[0]
+        prompt_batches += bool((~started[req]).any())
+        started[req] = True
     print(f"{label:<28} total latency {m['total_latency']:12.1f}s  makespan {m['makespan']:7.1f}s  "
-          f"busy {m['busy_time']:7.1f}s  batches {m['batches']:7d}  ({time.perf_counter() - t0:.1f}s)", flush=True)
+          f"busy {m['busy_time']:7.1f}s  batches {m['batches']:7d} ({prompt_batches} with a prompt)  "
+          f"({time.perf_counter() - t0:.1f}s)", flush=True)
 
 
 def keyed(key):
@@ -191,5 +207,12 @@ elif args.experiment == "skip":
 elif args.experiment == "split":
     for period, nfast in ((1, 0), (2, 20), (3, 20)):
         run(Split(period, nfast), f"split period {period} nfast {nfast}")
+elif args.experiment == "group":
+    no_bias = parse_instance({**head, "cost_model": {"form": "infermax", **{**inst.cost_model.coefficients,
+                                                                          "b_p": inst.cost_model.coefficients["b_d"]}},
+                              "requests": {k: v.tolist() for k, v in cols.items()}})
+    for on, tag in ((inst, ""), (no_bias, ", b_p = b_d")):
+        for period in (1, 4, 8, 16, 24, 32):
+            run(make_policy("mc-group", on, period=period), f"mc-group period {period}{tag}", on)
 else:
     duration_share()
