@@ -22,7 +22,9 @@ M = 100,000, C = 16384). Every policy schedule below is verified; none of these 
 * ``group`` (kept: the registered ``mc-group``): mc-work admitting at most every ``period`` rounds while
   requests run, for several periods, with the batches that carry a prompt counted; then the same with the
   prefill bias b_p set to b_d (a prompt-carrying batch then costs what a decode batch costs), to separate
-  the bias saved from the choice among more waiting requests.
+  the bias saved from the choice among more waiting requests; then variants of the rule (not registered):
+  admit also whenever fewer than ``nmin`` requests run, or fewer than ``frac`` times the number running
+  after the last admission, or defer only while ``qmin`` or more wait; and the queue ordered by I + O.
 """
 import argparse
 import heapq
@@ -35,6 +37,7 @@ from lpbench.formulations.batch_bound import BatchBound, srpt_completions
 from lpbench.instance import parse_instance
 from lpbench.policies import make_policy
 from lpbench.policies.base import Policy
+from lpbench.policies.mcgroup import MCGroup
 from lpbench.policies.mcsf import MemoryCheckedAdmission, peak_memory_at_completions
 from lpbench.sim import Batch, simulate
 from lpbench.traces import ImportSpec, import_trace
@@ -159,6 +162,36 @@ class Split(Policy):
             self.reserved -= int(self.peak[finished].sum())
 
 
+class GroupVariant(MCGroup):
+    """mc-group whose period is waived while few requests run or few wait (runs switched off)."""
+
+    def __init__(self, period=16, nmin=0, frac=0.0, qmin=0, key=None):
+        super().__init__(period=period)
+        self.nmin, self.frac, self.qmin, self.key = nmin, frac, qmin, key
+
+    def reset(self, inst, st):
+        super().reset(inst, st)
+        self.n_admitted = 0  # requests running after the last admission
+
+    def order_key(self, i):
+        return super().order_key(i) if self.key is None else (float(self.key[i]),)
+
+    def due(self, r):
+        n = len(self.run_idx)
+        if n < self.nmin or n < self.frac * self.n_admitted or len(self.queue) < self.qmin:
+            return r
+        return super().due(r)
+
+    def next_batch(self, t):
+        batch = super().next_batch(t)
+        if self.last_admission == self.round - 1:
+            self.n_admitted = len(self.run_idx)
+        return batch
+
+    def steady_batches(self, req, tokens, decode):
+        return 0, True
+
+
 def duration_share(mu_values=(0.0, 0.5, 0.9), times=(600, 1500, 1800, 2000, 2600, 3000, 3300)):
     k, n, a = bb.k, inst.n, inst.arrival
     beta = (k["b_o"] + min(k["b_d"], k["b_p"])) * bb.to_s
@@ -214,5 +247,8 @@ elif args.experiment == "group":
     for on, tag in ((inst, ""), (no_bias, ", b_p = b_d")):
         for period in (1, 4, 8, 16, 24, 32):
             run(make_policy("mc-group", on, period=period), f"mc-group period {period}{tag}", on)
+    for label, kw in [("nmin 40", dict(nmin=40)), ("nmin 55", dict(nmin=55)), ("period 32, frac 0.9", dict(period=32, frac=0.9)),
+                      ("qmin 20", dict(qmin=20)), ("key I + O", dict(key=I + inst.output))]:
+        run(GroupVariant(**kw), f"mc-group {label}")
 else:
     duration_share()
