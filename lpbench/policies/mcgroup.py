@@ -32,8 +32,13 @@ class MCGroup(MCWork):
     def __init__(self, period: float | None = None, **kw):
         super().__init__(**kw)
         period = self.default_period if period is None else period
-        if float(period) != int(period) or int(period) < 1:
-            raise InputError(f"policy {self.name!r}: period must be a positive integer (rounds), got {period}")
+        try:
+            whole = float(period) == int(period) >= 1
+        except (TypeError, ValueError, OverflowError):
+            whole = False
+        if not whole:
+            shown = f"{period:g}" if isinstance(period, (int, float)) else repr(period)
+            raise InputError(f"policy {self.name!r}: period must be a positive integer (rounds), got {shown}")
         self.period = int(period)
 
     def reset(self, inst, st) -> None:
