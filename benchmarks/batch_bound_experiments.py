@@ -1,10 +1,11 @@
-"""Rejected ideas for the trace-scale ratio of issue 13 (not a test; docs/batch-model-bounds.md quotes
-their numbers from this script).
+"""Ideas for the trace-scale ratio of issue 13, rejected except the one kept as ``mc-group`` (not a test;
+docs/batch-model-bounds.md quotes their numbers from this script).
 
     python benchmarks/batch_bound_experiments.py keys|skip|split|duration-share|group [--trace PATH]
 
 The instance of bench_batch_bound.py (Azure 2023 conversation hour, InferMax Llama-2-7B/A100,
-M = 100,000, C = 16384). Every policy schedule below is verified; none of these policies is registered.
+M = 100,000, C = 16384). Every policy schedule below is verified; none of these policies is registered,
+apart from ``mc-group`` in ``group``.
 
 * ``keys``: MC-SF's memory-checked admission (seed 004 Alg. 1) with other queue keys: o_i (mc-sf),
   p_i (mc-work), the isolated time t_i, I + O, and prefill work + α·(rest of p_i).
@@ -247,8 +248,9 @@ elif args.experiment == "group":
     for on, tag in ((inst, ""), (no_bias, ", b_p = b_d")):
         for period in (1, 4, 8, 16, 24, 32):
             run(make_policy("mc-group", on, period=period), f"mc-group period {period}{tag}", on)
-    for label, kw in [("nmin 40", dict(nmin=40)), ("nmin 55", dict(nmin=55)), ("period 32, frac 0.9", dict(period=32, frac=0.9)),
-                      ("qmin 20", dict(qmin=20)), ("key I + O", dict(key=I + inst.output))]:
+    for label, kw in [("nmin 40", dict(nmin=40)), ("nmin 55", dict(nmin=55)),
+                      ("period 32, frac 0.9", dict(period=32, frac=0.9)), ("qmin 20", dict(qmin=20)),
+                      ("key I + O", dict(key=I + inst.output))]:
         run(GroupVariant(**kw), f"mc-group {label}")
 else:
     duration_share()

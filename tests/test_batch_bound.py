@@ -191,8 +191,8 @@ def test_mc_group_runs_build_the_batch_by_batch_schedule(seed):
         fast = simulate(inst, make_policy("mc-group", inst, period=period)).schedule
         plain = _plain_schedule(inst, make_policy("mc-group", inst, period=period))
         assert verify(inst, fast).feasible
-        for a, b in zip((fast.start, fast.ptr, fast.req, fast.tokens), (plain.start, plain.ptr, plain.req, plain.tokens)):
-            assert np.array_equal(a, b), period
+        for field in ("start", "ptr", "req", "tokens"):
+            assert np.array_equal(getattr(fast, field), getattr(plain, field)), (period, field)
 
 
 def _admission_gaps(inst, sched):
@@ -224,8 +224,8 @@ def test_mc_group_admits_at_most_every_period_rounds():
     assert np.array_equal(work.req, one.req) and np.array_equal(work.start, one.start)
 
 
-@pytest.mark.parametrize("period, shown", [(0.0, "got 0$"), (2.5, "got 2.5$"), (-3, "got -3$"), (float("inf"), "got inf$"),
-                                           ("x", "got 'x'$")])
+@pytest.mark.parametrize("period, shown", [(0.0, "got 0$"), (2.5, "got 2.5$"), (-3, "got -3$"),
+                                           (float("inf"), "got inf$"), ("x", "got 'x'$")])
 def test_mc_group_refuses_a_bad_period(period, shown):
     with pytest.raises(InputError, match="period must be a positive integer .rounds., " + shown):
         make_policy("mc-group", None, period=period)
