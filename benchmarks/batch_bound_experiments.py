@@ -1,10 +1,11 @@
-"""Rejected ideas for the trace-scale ratio of issue 13 (not a test; docs/batch-model-bounds.md quotes
-their numbers from this script).
+"""Ideas for the trace-scale ratio of issue 13, rejected except the one kept as ``mc-group`` (not a test;
+docs/batch-model-bounds.md quotes their numbers from this script).
 
-    python benchmarks/batch_bound_experiments.py keys|skip|split|duration-share [--trace PATH]
+    python benchmarks/batch_bound_experiments.py keys|skip|split|duration-share|group [--trace PATH]
 
 The instance of bench_batch_bound.py (Azure 2023 conversation hour, InferMax Llama-2-7B/A100,
-M = 100,000, C = 16384). Every policy schedule below is verified; none of these policies is registered.
+M = 100,000, C = 16384). Every policy schedule below is verified; none of these policies is registered,
+apart from ``mc-group`` in ``group``.
 
 * ``keys``: MC-SF's memory-checked admission (seed 004 Alg. 1) with other queue keys: o_i (mc-sf),
   p_i (mc-work), the isolated time t_i, I + O, and prefill work + α·(rest of p_i).
@@ -19,6 +20,12 @@ M = 100,000, C = 16384). Every policy schedule below is verified; none of these 
   per λ: D − β = max(w, sqrt((1 − μ) w β / λ))), and at time t every request done by t has T <= t − a_i,
   so at most κ(t) = the most requests completable by t with works P*(t − a_i) (reverse greedy)
   are done. Printed: requests in system at t, A(t) − κ(t), beside the shipped bound's A(t) − K(t).
+* ``group`` (kept: the registered ``mc-group``): mc-work admitting at most every ``period`` rounds while
+  requests run, for several periods, with the batches that carry a prompt counted; then the same with the
+  prefill bias b_p set to b_d (a prompt-carrying batch then costs what a decode batch costs), to separate
+  the bias saved from the choice among more waiting requests; then variants of the rule (not registered):
+  admit also whenever fewer than ``nmin`` requests run, or fewer than ``frac`` times the number running
+  after the last admission, or defer only while ``qmin`` or more wait; and the queue ordered by I + O.
 """
 import argparse
 import heapq
@@ -29,7 +36,9 @@ import numpy as np
 
 from lpbench.formulations.batch_bound import BatchBound, srpt_completions
 from lpbench.instance import parse_instance
+from lpbench.policies import make_policy
 from lpbench.policies.base import Policy
+from lpbench.policies.mcgroup import MCGroup
 from lpbench.policies.mcsf import MemoryCheckedAdmission, peak_memory_at_completions
 from lpbench.sim import Batch, simulate
 from lpbench.traces import ImportSpec, import_trace
@@ -37,7 +46,7 @@ from lpbench.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
 ap = argparse.ArgumentParser()
-ap.add_argument("experiment", choices=["keys", "skip", "split", "duration-share"])
+ap.add_argument("experiment", choices=["keys", "skip", "split", "duration-share", "group"])
 ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"))
 args = ap.parse_args()
 
@@ -49,11 +58,22 @@ I = inst.prompt.astype(np.float64)
 prefill = (bb.k["a_o"] * I + bb.k["a_p"] * I * I) * bb.to_s
 
 
-def run(policy, label):
+def run(policy, label, on=None):
+    on = on or inst
     t0 = time.perf_counter()
-    m = verify(inst, simulate(inst, policy).schedule).metrics
+    sched = simulate(on, policy).schedule
+    ver = verify(on, sched)
+    assert ver.feasible, label
+    m = ver.metrics
+    started = np.zeros(on.n, dtype=bool)
+    prompt_batches = 0
+    for j in range(sched.n_batches):
+        req = sched.batch(j)[0]
+        prompt_batches += bool((~started[req]).any())
+        started[req] = True
     print(f"{label:<28} total latency {m['total_latency']:12.1f}s  makespan {m['makespan']:7.1f}s  "
-          f"busy {m['busy_time']:7.1f}s  batches {m['batches']:7d}  ({time.perf_counter() - t0:.1f}s)", flush=True)
+          f"busy {m['busy_time']:7.1f}s  batches {m['batches']:7d} ({prompt_batches} with a prompt)  "
+          f"({time.perf_counter() - t0:.1f}s)", flush=True)
 
 
 def keyed(key):
@@ -143,6 +163,36 @@ class Split(Policy):
             self.reserved -= int(self.peak[finished].sum())
 
 
+class GroupVariant(MCGroup):
+    """mc-group whose period is waived while few requests run or few wait (runs switched off)."""
+
+    def __init__(self, period=16, nmin=0, frac=0.0, qmin=0, key=None):
+        super().__init__(period=period)
+        self.nmin, self.frac, self.qmin, self.key = nmin, frac, qmin, key
+
+    def reset(self, inst, st):
+        super().reset(inst, st)
+        self.n_admitted = 0  # requests running after the last admission
+
+    def order_key(self, i):
+        return super().order_key(i) if self.key is None else (float(self.key[i]),)
+
+    def due(self, r):
+        n = len(self.run_idx)
+        if n < self.nmin or n < self.frac * self.n_admitted or len(self.queue) < self.qmin:
+            return r
+        return super().due(r)
+
+    def next_batch(self, t):
+        batch = super().next_batch(t)
+        if self.last_admission == self.round - 1:
+            self.n_admitted = len(self.run_idx)
+        return batch
+
+    def steady_batches(self, req, tokens, decode):
+        return 0, True
+
+
 def duration_share(mu_values=(0.0, 0.5, 0.9), times=(600, 1500, 1800, 2000, 2600, 3000, 3300)):
     k, n, a = bb.k, inst.n, inst.arrival
     beta = (k["b_o"] + min(k["b_d"], k["b_p"])) * bb.to_s
@@ -191,5 +241,16 @@ elif args.experiment == "skip":
 elif args.experiment == "split":
     for period, nfast in ((1, 0), (2, 20), (3, 20)):
         run(Split(period, nfast), f"split period {period} nfast {nfast}")
+elif args.experiment == "group":
+    no_bias = parse_instance({**head, "cost_model": {"form": "infermax", **{**inst.cost_model.coefficients,
+                                                                          "b_p": inst.cost_model.coefficients["b_d"]}},
+                              "requests": {k: v.tolist() for k, v in cols.items()}})
+    for on, tag in ((inst, ""), (no_bias, ", b_p = b_d")):
+        for period in (1, 4, 8, 16, 24, 32):
+            run(make_policy("mc-group", on, period=period), f"mc-group period {period}{tag}", on)
+    for label, kw in [("nmin 40", dict(nmin=40)), ("nmin 55", dict(nmin=55)),
+                      ("period 32, frac 0.9", dict(period=32, frac=0.9)), ("qmin 20", dict(qmin=20)),
+                      ("key I + O", dict(key=I + inst.output))]:
+        run(GroupVariant(**kw), f"mc-group {label}")
 else:
     duration_share()

@@ -1,7 +1,7 @@
 """batch-bound at trace scale, and where the gap to the policies sits (not a test; figures go in
 docs/batch-model-bounds.md).
 
-    python benchmarks/bench_batch_bound.py [--policies mc-work,mc-sf,...] [--trace PATH] [--window 300]
+    python benchmarks/bench_batch_bound.py [--policies mc-group,mc-work,mc-sf,...] [--trace PATH] [--window 300]
 
 The instance of bench_simulate.py: Azure 2023 conversation hour (19,366 requests), InferMax
 Llama-2-7B/A100 cost model, M = 100,000 KV tokens, C = 16384. Times the certified bound (total

@@ -172,3 +172,60 @@ def test_no_policy_is_below_the_bound_when_refills_are_cheaper(seed, memory, lim
     for name, m in metrics.items():
         assert m["total_latency"] >= b["total_latency"] * (1 - 1e-12), name
         assert m["makespan"] >= b["makespan"] * (1 - 1e-12), name
+
+
+def _plain_schedule(inst, policy):
+    policy.steady_batches = lambda req, tokens, decode: (0, True)
+    return simulate(inst, policy).schedule
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_mc_group_runs_build_the_batch_by_batch_schedule(seed):
+    """mc-group's runs of repeated decode rounds (which stop before the first round its period lets the head in)
+    give, batch for batch, the plain loop's schedule; the cases of tests/test_sim.py's run test."""
+    case = [dict(limits={"token_budget": 4096}), dict(memory=None, horizon=0.0, limits={"token_budget": 4096}),
+            dict(limits={"token_budget": 512, "max_batch_requests": 6}), dict(horizon=3.0),
+            dict(limits={"token_budget": 400}), dict(memory=None, horizon=0.3, limits={"token_budget": 300})][seed]
+    inst = random_batch_instance(seed, n=40, **case)
+    for period in (3, 16):
+        fast = simulate(inst, make_policy("mc-group", inst, period=period)).schedule
+        plain = _plain_schedule(inst, make_policy("mc-group", inst, period=period))
+        assert verify(inst, fast).feasible
+        for field in ("start", "ptr", "req", "tokens"):
+            assert np.array_equal(getattr(fast, field), getattr(plain, field)), (period, field)
+
+
+def _admission_gaps(inst, sched):
+    """Rounds between consecutive batches that carry a new prompt, for those that found requests running."""
+    started = np.zeros(inst.n, dtype=bool)
+    admitting, running = [], []
+    for j in range(sched.n_batches):
+        req, _, _ = sched.batch(j)
+        new = ~started[req]
+        if new.any():
+            admitting.append(j)
+            running.append(bool((~new).any()))
+        started[req] = True
+    return np.diff(admitting)[np.array(running[1:], dtype=bool)]
+
+
+def test_mc_group_admits_at_most_every_period_rounds():
+    """While requests run, batches that carry a prompt are at least `period` rounds apart (mc-work's are not, on
+    the same instance); period 1 is mc-work, batch for batch."""
+    inst = random_batch_instance(3, n=40, memory=500, horizon=0.2)
+    period = 5
+    sched = simulate(inst, make_policy("mc-group", inst, period=period)).schedule
+    assert verify(inst, sched).feasible
+    gaps = _admission_gaps(inst, sched)
+    assert len(gaps) > 3 and (gaps >= period).all()
+    work = simulate(inst, make_policy("mc-work", inst)).schedule
+    assert (_admission_gaps(inst, work) < period).any()
+    one = simulate(inst, make_policy("mc-group", inst, period=1)).schedule
+    assert np.array_equal(work.req, one.req) and np.array_equal(work.start, one.start)
+
+
+@pytest.mark.parametrize("period, shown", [(0.0, "got 0$"), (2.5, "got 2.5$"), (-3, "got -3$"),
+                                           (float("inf"), "got inf$"), ("x", "got 'x'$")])
+def test_mc_group_refuses_a_bad_period(period, shown):
+    with pytest.raises(InputError, match="period must be a positive integer .rounds., " + shown):
+        make_policy("mc-group", None, period=period)

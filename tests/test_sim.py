@@ -74,7 +74,7 @@ def test_vllm_refuses_prompts_above_its_budget():
 
 STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "rank-org", "orca", "fastertransformer",
           "sarathi-serve", "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2", "slai", "mc-sf", "mc-benchmark",
-          "mc-work"]
+          "mc-work", "mc-group"]
 
 
 def assert_runs_change_nothing(inst, name):
