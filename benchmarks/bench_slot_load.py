@@ -15,7 +15,8 @@ gets --lagrange-seconds (its subgradient search stops there; every step's bound 
 Then the other side of the interval: the best verified schedule UB among ``mc-sf-backfill`` at the
 depths of --backfill (MC-SF without its head-of-line stop), with MC-SF / UB (MC-SF is at least this far
 from OPT, so *no* valid bound can give MC-SF / bound below it) and UB / lagrange (the certified
-interval on OPT's own value).
+interval on OPT's own value). `use` is the mean memory in use over M, over the rounds up to the last
+arrival, for MC-SF and for UB's schedule (at ρ = 1.0, where the offered use is 1, anything less grows the queue).
 """
 import argparse
 import time
@@ -33,6 +34,22 @@ from lpbench.solvers.base import SolverProfile
 from lpbench.verify import verify
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def memory_use(inst, sched, until: int) -> float:
+    """Mean of eq. (3)'s memory over M, rounds 0..until-1: request i, first in round k_i, holds
+    s_i + (u − k_i + 1) in rounds u = k_i .. its last round (the slot model's footprint)."""
+    rounds = np.repeat(sched.start, np.diff(sched.ptr)).astype(np.int64)
+    first = np.full(inst.n, np.iinfo(np.int64).max)
+    last = np.zeros(inst.n, dtype=np.int64)
+    np.minimum.at(first, sched.req, rounds)
+    np.maximum.at(last, sched.req, rounds)
+    H = int(last.max()) + 2
+    level = inst.prompt.astype(np.float64) - first + 1                      # footprint = level + u
+    const = np.bincount(first, level, H) - np.bincount(last + 1, level, H)
+    slope = np.bincount(first, None, H) - np.bincount(last + 1, None, H)
+    memory = np.cumsum(const) + np.arange(H) * np.cumsum(slope)
+    return float(memory[:until].mean() / inst.memory)
 ap = argparse.ArgumentParser()
 ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"))
 ap.add_argument("--rho", default="0.5,0.8,1.0")
@@ -51,7 +68,7 @@ n, M = args.requests, args.memory
 print(f"{n} requests, M = {M}, lengths from {Path(args.trace).name}")
 print(f"{'rho':>5} {'sum_o':>9} {'MC-SF/sum_o':>11} {'volume/sum_o':>12} {'s':>5} {'MC-SF/volume':>12} "
       f"{'lagrange/sum_o':>14} {'s':>5} {'steps':>5} {'MC-SF/lagrange':>14} {'UB/sum_o':>8} {'depth':>5} "
-      f"{'MC-SF/UB':>8} {'UB/lagrange':>11}")
+      f"{'MC-SF/UB':>8} {'UB/lagrange':>11} {'use MC-SF':>9} {'use UB':>6}")
 for rho in (float(x) for x in args.rho.split(",")):
     rng = np.random.default_rng([args.seed, int(rho * 1000)])
     idx = rng.integers(0, len(S), n)
@@ -60,8 +77,11 @@ for rho in (float(x) for x in args.rho.split(",")):
     arrival = np.sort(rng.integers(0, int(np.ceil(n / lam)), n))
     inst = parse_instance({"name": f"azure-slot-rho{rho}", "memory": M,
                            "requests": {"arrival": arrival.tolist(), "prompt": s.tolist(), "output": o.tolist()}})
-    ver = verify(inst, simulate(inst, make_policy("mc-sf", inst)).schedule)
+    mcsf = simulate(inst, make_policy("mc-sf", inst)).schedule
+    ver = verify(inst, mcsf)
     assert ver.feasible
+    until = int(arrival.max()) + 1
+    use_mcsf = memory_use(inst, mcsf, until)
     tel = ver.metrics["total_latency"]
     t0 = time.perf_counter()
     volume = VolumeBound(inst).value()
@@ -71,13 +91,14 @@ for rho in (float(x) for x in args.rho.split(",")):
     steps = lagrange.steps
     for bound in (volume, res.bound):
         assert tel >= bound, "a verified schedule below a certified bound is a bug"
-    ub, depth = tel, 1
+    ub, depth, use_ub = tel, 1, use_mcsf
     for d in (int(x) for x in args.backfill.split(",")):
-        ver = verify(inst, simulate(inst, make_policy("mc-sf-backfill", inst, depth=d)).schedule)
+        sched = simulate(inst, make_policy("mc-sf-backfill", inst, depth=d)).schedule
+        ver = verify(inst, sched)
         assert ver.feasible and ver.metrics["total_latency"] >= res.bound
         if ver.metrics["total_latency"] < ub:
-            ub, depth = ver.metrics["total_latency"], d
+            ub, depth, use_ub = ver.metrics["total_latency"], d, memory_use(inst, sched, until)
     so = float(o.sum())
     print(f"{rho:5.2f} {so:9.0f} {tel / so:11.3f} {volume / so:12.3f} {tv:5.1f} {tel / volume:12.3f} "
           f"{res.bound / so:14.3f} {res.solve_seconds:5.1f} {steps:>5} {tel / res.bound:14.3f} {ub / so:8.3f} "
-          f"{depth:>5} {tel / ub:8.3f} {ub / res.bound:11.3f}", flush=True)
+          f"{depth:>5} {tel / ub:8.3f} {ub / res.bound:11.3f} {use_mcsf:9.3f} {use_ub:6.3f}", flush=True)
