@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from ..errors import InputError
 from .base import POLICIES
-from .mcsf import first_admitting_round
 from .mcwork import MCWork
 
 
@@ -68,14 +67,5 @@ class MCGroup(MCWork):
         wait = self.due(self.round) - self.round
         if not wait or not decode.all():
             return super().steady_batches(req, tokens, decode)
-        inst = self.inst
-        steps = int((inst.output[req] - self.st.generated[req]).min())  # the last one completes requests
-        if not self.queue or wait >= steps:
-            return steps, True
-        h = self.queue[0][-1]
-        s, o = int(inst.prompt[h]), int(inst.output[h])
-        n_run = len(self.run_idx)
-        if n_run + s > self.C or s > self.P or n_run + 1 > self.cap:
-            return steps, True
-        return wait + first_admitting_round(self.run_last, self.run_w, s - self.delta + 1, o, self.round + wait,
-                                            steps - wait, inst.memory), True
+        steps = int((self.inst.output[req] - self.st.generated[req]).min())  # the last one completes requests
+        return self.head_admitting_round(wait, steps), True

@@ -146,17 +146,22 @@ class MemoryCheckedAdmission(Policy):
         which it passes. The scan stops at the head, so no later request matters."""
         if not decode.all():  # the round admitted prompts
             return 0, True
-        st, inst = self.st, self.inst
-        steps = int((inst.output[req] - st.generated[req]).min())  # the last one completes requests
-        if not self.queue:
-            return steps, True
+        steps = int((self.inst.output[req] - self.st.generated[req]).min())  # the last one completes requests
+        return self.head_admitting_round(0, steps), True
+
+    def head_admitting_round(self, q0: int, steps: int) -> int:
+        """The first q in q0..steps-1 in which the queue's head passes its budget tests and check (5) when
+        started in round ``self.round + q`` beside the running requests; ``steps`` if none does."""
+        if not self.queue or q0 >= steps:
+            return steps
+        inst = self.inst
         h = self.queue[0][-1]
         s, o = int(inst.prompt[h]), int(inst.output[h])
         n_run = len(self.run_idx)
         if n_run + s > self.C or s > self.P or n_run + 1 > self.cap:
-            return steps, True
-        return first_admitting_round(self.run_last, self.run_w, s - self.delta + 1, o, self.round, steps,
-                                    inst.memory), True
+            return steps
+        return q0 + first_admitting_round(self.run_last, self.run_w, s - self.delta + 1, o, self.round + q0,
+                                          steps - q0, inst.memory)
 
     def advance_run(self, req, tokens, decode, steps, starts):
         self.round += steps  # each round's start(); on_batch_end only acts on completions
