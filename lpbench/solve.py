@@ -132,16 +132,21 @@ def applicable_formulations(inst: Instance) -> list[str]:
     return [name for name, cls in FORMULATIONS.items() if inst.model in cls.models]
 
 
+def several_engines(cls) -> bool:
+    """Whether a formulation is valid for instances with limits.engines > 1."""
+    return getattr(cls, "capacity", False) or getattr(cls, "engines", False)
+
+
 def check_applicable(inst: Instance, formulation: str):
     cls = FORMULATIONS.get(formulation)
     if inst.model not in cls.models:
         raise InputError(f"--formulation: {formulation!r} is defined for model "
                          f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}; "
                          f"formulations for {inst.model!r}: {', '.join(applicable_formulations(inst))}")
-    if inst.limits.K > 1 and not getattr(cls, "capacity", False):  # their algebra has one engine
+    if inst.limits.K > 1 and not several_engines(cls):  # their algebra has one engine
         raise InputError(f"limits.engines: formulation {formulation!r} models one engine, but the instance has "
                          f"{inst.limits.K}; with several engines: "
-                         + ", ".join(n for n, c in FORMULATIONS.items() if getattr(c, "capacity", False)))
+                         + ", ".join(n for n, c in FORMULATIONS.items() if several_engines(c)))
     return cls
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from helpers import random_batch_instance
 from lpbench.errors import InputError
+from lpbench.formulations.batch_bound import BatchBound
 from lpbench.formulations.capacity import TiledCapacity, WorkConservingCapacity
 from lpbench.instance import parse_instance
 from lpbench.policies import applicable, make_policy
@@ -172,9 +173,10 @@ def test_one_engine_formulations_refuse_several_engines():
     from lpbench.solve import solve_instance
 
     inst = three_requests("round-robin")
-    with pytest.raises(InputError, match="limits.engines: formulation 'batch-bound' models one engine, but the "
-                                         "instance has 2; with several engines: tiled-capacity, wc-capacity"):
-        solve_instance(inst, "batch-bound")
+    with pytest.raises(InputError, match="limits.engines: formulation 'infermax-csp' models one engine, but the "
+                                         "instance has 2; with several engines: batch-bound, tiled-capacity, "
+                                         "wc-capacity"):
+        solve_instance(inst, "infermax-csp")
 
 
 @pytest.mark.parametrize("K", [2, 3])
@@ -196,12 +198,29 @@ def test_random_instances_verify_and_respect_the_k_engine_bounds(K):
         form = WorkConservingCapacity(inst)
         assert form.K == K
         rate = float((np.arange(1, budget + 1) / form.t).max())
+        latency = BatchBound(inst).bounds()
         for name in ("sarathi-serve", "orca", "vllm-vanilla", "rad", "slai", "sarathi", "vllm"):
             res = simulate(inst, make_policy(name, inst))
             ver = verify(inst, res.schedule)
             assert ver.feasible, (seed, name, ver.violations[:1])
             assert ver.metrics["makespan"] >= form.drain() - 1e-9, (seed, name)
             assert res.schedule.tokens.sum() / ver.metrics["busy_time"] <= rate * (1 + 1e-9), (seed, name)
+            assert ver.metrics["total_latency"] >= latency["total_latency"] - 1e-9, (seed, name)
+            assert ver.metrics["makespan"] >= latency["makespan"] - 1e-9, (seed, name)
+
+
+def test_k_engine_latency_bound_needs_its_rate_k_server():
+    """batch-bound with K engines (SRPT on one server of rate K) is below every verified schedule on K
+    engines, while the one-engine bound is above some: the division by K is what keeps it valid. K = 1
+    through limits.engines = 1 is the one-engine bound."""
+    inst = random_batch_instance(3, n=60, horizon=0.2, cost={"form": "piecewise", "c": 0.02, "a": 0.0003, "b0": 32},
+                                 limits={"token_budget": 128, "engines": 3, "routing": "least-loaded"})
+    one = with_limits(inst, engines=None)
+    assert BatchBound(with_limits(inst, engines=1)).bounds() == BatchBound(one).bounds()
+    k_bound, one_bound = BatchBound(inst).value(), BatchBound(one).value()
+    best = min(verify(inst, simulate(inst, make_policy(name, inst)).schedule).metrics["total_latency"]
+               for name in ("sarathi-serve", "orca", "sarathi"))
+    assert k_bound <= best < one_bound
 
 
 def test_tiled_bound_with_k_engines():

@@ -7,6 +7,7 @@ import pytest
 
 from helpers import random_batch_instance
 from lpbench.errors import InputError
+from lpbench.formulations.batch_bound import BatchBound
 from lpbench.formulations.capacity import WorkConservingCapacity
 from lpbench.instance import parse_instance
 from lpbench.policies import make_policy
@@ -120,6 +121,7 @@ def test_distserve_on_random_instances_verifies_and_respects_the_bound():
                                      memory=700 if seed % 2 else None)
         form = WorkConservingCapacity(inst)
         rate = float((np.arange(1, 129) / form.t).max())
+        latency = BatchBound(inst).bounds()
         for pack in (0, 1):
             s = simulate(inst, make_policy("distserve", inst, pack=pack, prefill_engines=1 + seed % (K - 1))).schedule
             ver = verify(inst, s)
@@ -134,6 +136,8 @@ def test_distserve_on_random_instances_verifies_and_respects_the_bound():
             assert sorted(s.moves.req.tolist()) == np.flatnonzero(inst.output > 1).tolist()
             assert s.tokens.sum() / ver.metrics["busy_time"] <= rate * (1 + 1e-9)
             assert ver.metrics["makespan"] >= form.drain() - 1e-9
+            assert ver.metrics["total_latency"] >= latency["total_latency"] - 1e-9   # batch-bound, K engines
+            assert ver.metrics["makespan"] >= latency["makespan"] - 1e-9
 
 
 def test_cli_simulate_verify_and_capacity_run_distserve(capsys, tmp_path, write_json):
