@@ -89,6 +89,7 @@ class UnifiedScheduler(Policy):
         self.waiting: deque[int] = deque()
         self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
         self.wait_ids: list[int] = []   # ... and the requests, in the same order
+        self._wait_shared = False       # the rank merge of the batch being built reads these two lists
         self.running: list[int] = []   # holding KV, in arrival order (Rank schedulers: in rank order ...)
         self.run_rank: list[int] = []  # ... and their ranks, ascending)
         self.reserved = np.zeros(inst.n, dtype=np.int64)
@@ -114,6 +115,7 @@ class UnifiedScheduler(Policy):
         """An evicted request re-enters R_w: at the front (FCFS groups) or at its rank."""
         if self.priority == "rank":
             r = int(self.rank[i])
+            self.own_wait_lists()
             k = bisect.bisect(self.wait_rank, r)
             self.wait_rank.insert(k, r)
             self.wait_ids.insert(k, i)
@@ -121,9 +123,16 @@ class UnifiedScheduler(Policy):
         else:
             self.waiting.appendleft(i)
 
+    def own_wait_lists(self) -> None:
+        """Copy R_w's lists before changing them while the rank merge reads them (copy on write: most batches
+        change R_w not at all, and a long queue is not copied for them)."""
+        if self._wait_shared:
+            self.wait_rank, self.wait_ids, self._wait_shared = self.wait_rank[:], self.wait_ids[:], False
+
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
             r = int(self.rank[i])
+            self.own_wait_lists()
             k = bisect.bisect_left(self.wait_rank, r)
             del self.wait_rank[k]
             del self.wait_ids[k]
@@ -255,7 +264,8 @@ class UnifiedScheduler(Policy):
         run_rank = self.run_rank[:]                     # the batch changes self.run_rank
         self._run_by_rank = run
         if self.P - self.tok > 0:
-            wait, wait_rank = self.wait_ids[:], self.wait_rank[:]
+            wait, wait_rank = self.wait_ids, self.wait_rank  # R_w when the batch starts (own_wait_lists)
+            self._wait_shared = True
         else:
             wait, wait_rank = [], []
         a = b = 0
@@ -452,6 +462,7 @@ class UnifiedScheduler(Policy):
                 self.tok += c
                 self.in_batch.add(cand)
                 phases.add(dec)
+        self._wait_shared = False  # the merge is over
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(np.fromiter(req, np.int64, len(req)), np.fromiter(toks, np.int64, len(toks)), ev)
 
