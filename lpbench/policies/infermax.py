@@ -151,9 +151,7 @@ class UnifiedScheduler(Policy):
             self.reserved[finished] = 0
             if self.priority == "rank":
                 for r in self.rank[finished].tolist():
-                    k = bisect.bisect_left(self.run_rank, r)
-                    del self.run_rank[k]
-                    del self.running[k]
+                    self.leave_ranked(r)
             else:
                 gone = set(finished.tolist())
                 self.running = [i for i in self.running if i not in gone]
@@ -166,13 +164,17 @@ class UnifiedScheduler(Policy):
         self.reserved_total -= int(self.reserved[i])
         self.reserved[i] = 0
         if self.priority == "rank":
-            k = bisect.bisect_left(self.run_rank, self.rank[i])
-            del self.run_rank[k]
-            del self.running[k]
+            self.leave_ranked(int(self.rank[i]))
         else:
             self.running.remove(i)
         self.to_waiting(i)
         self._evicted.append(i)
+
+    def leave_ranked(self, r: int) -> None:
+        """Rank schedulers: the running request of rank ``r`` leaves the running list (completed or evicted)."""
+        k = bisect.bisect_left(self.run_rank, r)
+        del self.run_rank[k]
+        del self.running[k]
 
     # -- ③ CANALLOCATE pieces ------------------------------------------------------------------------
     def holds(self, i: int) -> bool:
@@ -427,7 +429,7 @@ class UnifiedScheduler(Policy):
                     if stop:
                         break
                     continue
-                gate = self.gate(cand) if self.histogram_gate else need
+                gate = self.gate(cand)
                 admitted = True
                 while gate > self.free():                           # ③ M
                     v = self.victim(cand) if may_evict else None
