@@ -143,3 +143,37 @@ def test_mcsf_run_check_matches_the_per_round_check():
                          if peak_memory_at_completions(np.append(last, r0 + q + o - 1),
                                                        np.append(weight, size - r0 - q)) <= memory), rounds)
         assert first_admitting_round(last, weight, size, o, r0, rounds, memory) == expected
+
+
+@pytest.mark.parametrize("name", ["rank-i", "rank-o", "rank-org"])
+def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
+    """The Rank schedulers' running list is kept in rank order with its ranks beside it (bisect on admission,
+    eviction and completion), and R_w's lists are copied on write while a batch's merge reads them: around
+    every batch both equal what a fresh sort gives, under memory pressure (evictions) and chunked prefill."""
+    checked = evicted = 0
+    for seed in range(4):
+        inst = random_batch_instance(seed, n=50, memory=None, horizon=0.5, limits={"token_budget": 256})
+        policy = make_policy(name, inst)
+        plain_next_batch = policy.next_batch
+
+        def check():
+            holding = np.flatnonzero(policy.reserved > 0)
+            assert policy.running == holding[np.argsort(policy.rank[holding])].tolist()
+            assert policy.run_rank == policy.rank[policy.running].tolist()
+            assert policy.wait_rank == sorted(policy.wait_rank)
+            assert policy.wait_rank == policy.rank[policy.wait_ids].tolist()
+            assert not policy._wait_shared
+
+        def spy(t):
+            nonlocal checked, evicted
+            check()
+            batch = plain_next_batch(t)
+            check()
+            checked += 1
+            evicted += batch.evict is not None
+            return batch
+
+        policy.next_batch = spy
+        res = simulate(inst, policy)
+        assert verify(inst, res.schedule).feasible
+    assert checked > 100 and evicted > 0

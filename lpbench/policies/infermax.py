@@ -89,7 +89,9 @@ class UnifiedScheduler(Policy):
         self.waiting: deque[int] = deque()
         self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
         self.wait_ids: list[int] = []   # ... and the requests, in the same order
-        self.running: list[int] = []   # holding KV, in arrival order
+        self._wait_shared = False       # the rank merge of the batch being built reads these two lists
+        self.running: list[int] = []   # holding KV, in arrival order (Rank schedulers: in rank order ...)
+        self.run_rank: list[int] = []  # ... and their ranks, ascending)
         self.reserved = np.zeros(inst.n, dtype=np.int64)
         self.reserved_total = 0
         self.hist_count = np.zeros(64, dtype=np.int64)
@@ -113,6 +115,7 @@ class UnifiedScheduler(Policy):
         """An evicted request re-enters R_w: at the front (FCFS groups) or at its rank."""
         if self.priority == "rank":
             r = int(self.rank[i])
+            self.own_wait_lists()
             k = bisect.bisect(self.wait_rank, r)
             self.wait_rank.insert(k, r)
             self.wait_ids.insert(k, i)
@@ -120,9 +123,16 @@ class UnifiedScheduler(Policy):
         else:
             self.waiting.appendleft(i)
 
+    def own_wait_lists(self) -> None:
+        """Copy R_w's lists before changing them while the rank merge reads them (copy on write: most batches
+        change R_w not at all, and a long queue is not copied for them)."""
+        if self._wait_shared:
+            self.wait_rank, self.wait_ids, self._wait_shared = self.wait_rank[:], self.wait_ids[:], False
+
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
             r = int(self.rank[i])
+            self.own_wait_lists()
             k = bisect.bisect_left(self.wait_rank, r)
             del self.wait_rank[k]
             del self.wait_ids[k]
@@ -139,8 +149,12 @@ class UnifiedScheduler(Policy):
         if len(finished):
             self.reserved_total -= int(self.reserved[finished].sum())
             self.reserved[finished] = 0
-            gone = set(finished.tolist())
-            self.running = [i for i in self.running if i not in gone]
+            if self.priority == "rank":
+                for r in self.rank[finished].tolist():
+                    self.leave_ranked(r)
+            else:
+                gone = set(finished.tolist())
+                self.running = [i for i in self.running if i not in gone]
             if self.histogram_gate:
                 k = np.floor(np.log2(self.inst.prompt[finished])).astype(int)
                 np.add.at(self.hist_count, k, 1)
@@ -149,13 +163,22 @@ class UnifiedScheduler(Policy):
     def evict(self, i: int) -> None:
         self.reserved_total -= int(self.reserved[i])
         self.reserved[i] = 0
-        self.running.remove(i)
+        if self.priority == "rank":
+            self.leave_ranked(int(self.rank[i]))
+        else:
+            self.running.remove(i)
         self.to_waiting(i)
         self._evicted.append(i)
 
+    def leave_ranked(self, r: int) -> None:
+        """Rank schedulers: the running request of rank ``r`` leaves the running list (completed or evicted)."""
+        k = bisect.bisect_left(self.run_rank, r)
+        del self.run_rank[k]
+        del self.running[k]
+
     # -- ③ CANALLOCATE pieces ------------------------------------------------------------------------
     def holds(self, i: int) -> bool:
-        return self.reserved[i] > 0
+        return bool(self.reserved[i] > 0)
 
     def decoding(self, i: int) -> bool:
         return bool(self.st.m[i] >= self.st.L[i])
@@ -239,13 +262,12 @@ class UnifiedScheduler(Policy):
         requests come as arrays, each the run of them ranked before the next waiting request. Once no
         victim is left, waiting requests that need more than the free memory are not offered: the loop
         would skip them, and skipping changes nothing it tests (free memory, C, P, the cap)."""
-        run = np.array(self.running, dtype=np.int64)
-        run_rank = self.rank[run]
-        order = np.argsort(run_rank)             # ranks are distinct: the same order as sorted()
-        run, run_rank = run[order], run_rank[order].tolist()
+        run = np.fromiter(self.running, np.int64, len(self.running))  # in rank order
+        run_rank = self.run_rank[:]                     # the batch changes self.run_rank
         self._run_by_rank = run
         if self.P - self.tok > 0:
-            wait, wait_rank = self.wait_ids[:], self.wait_rank[:]
+            wait, wait_rank = self.wait_ids, self.wait_rank  # R_w when the batch starts (own_wait_lists)
+            self._wait_shared = True
         else:
             wait, wait_rank = [], []
         a = b = 0
@@ -322,8 +344,10 @@ class UnifiedScheduler(Policy):
         """``take_decodes``' step: add the longest prefix of ``arr`` (KV ``m``, phases ``dec``) made of decodes
         that fit, within C and the batch-size cap; return its length."""
         limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
-        if limit > 0 and not dec[:limit].all():
-            limit = int(np.argmin(dec[:limit]))  # the first prefill among them
+        if limit > 0:
+            j = int(dec[:limit].argmin())  # the first prefill among them, or 0 if there is none
+            if not dec[j]:
+                limit = j
         if limit <= 0:
             return 0
         chosen = arr[:limit]
@@ -333,14 +357,14 @@ class UnifiedScheduler(Policy):
             need = None
         else:
             need = np.maximum(0, m[:limit] + 1 - self.reserved[chosen])
-            total = np.cumsum(need)
+            total = need.cumsum()
             # each one fits after those before it
             k = limit if total[-1] <= free else int(np.searchsorted(total, free, side="right"))
         if k:
-            chosen = chosen[:k]
+            if k < limit:
+                chosen = chosen[:k]
             if need is not None:
-                need = need[:k]
-                self.reserved[chosen] += need
+                self.reserved[chosen] += need if k == limit else need[:k]
                 self.reserved_total += int(total[k - 1])
             ids = chosen.tolist()
             req.extend(ids)
@@ -382,9 +406,9 @@ class UnifiedScheduler(Policy):
                     break
                 if cand in self.in_batch or cand in self._evicted:
                     continue
-                if (self.holds(cand) and self.decoding(cand) and self.reserve_needed(cand) <= self.free()
-                        and (self.hybrid or not phases or True in phases)):
-                    need = self.reserve_needed(cand)
+                # none of the three changes until cand itself is admitted or evicted
+                holds, dec, need = self.holds(cand), self.decoding(cand), self.reserve_needed(cand)
+                if holds and dec and need <= self.free() and (self.hybrid or not phases or True in phases):
                     # a running decode that fits: the general path below with c = 1, gate = need, no eviction
                     self.reserved[cand] += need
                     self.reserved_total += need
@@ -394,9 +418,8 @@ class UnifiedScheduler(Policy):
                     self.in_batch.add(cand)
                     phases.add(True)
                     continue
-                if self._no_victim and not self.holds(cand) and self.reserve_needed(cand) > self.free():
+                if self._no_victim and not holds and need > self.free():
                     continue  # the general path skips it too: it cannot fit, and nothing ranks below it
-                dec = self.decoding(cand)
                 if not self.hybrid and phases and dec not in phases:  # ② CHECKHYBRIDBATCHING
                     if stop:  # R_w holds prefills only: every later member is skipped too
                         break
@@ -406,7 +429,7 @@ class UnifiedScheduler(Policy):
                     if stop:
                         break
                     continue
-                need, gate = self.reserve_needed(cand), self.gate(cand)
+                gate = self.gate(cand)
                 admitted = True
                 while gate > self.free():                           # ③ M
                     v = self.victim(cand) if may_evict else None
@@ -415,7 +438,7 @@ class UnifiedScheduler(Policy):
                         # later candidate can evict either (only free memory admits from now on)
                         self._no_victim = may_evict and self.priority == "rank"
                         self._memory_refused = True
-                        if self.holds(cand):
+                        if holds:
                             self.evict(cand)
                         admitted = False
                         break
@@ -424,9 +447,15 @@ class UnifiedScheduler(Policy):
                     if stop:
                         break
                     continue
-                if not self.holds(cand):
+                if not holds:
                     self.from_waiting(cand)
-                    bisect.insort(self.running, cand)
+                    if self.priority == "rank":
+                        r = int(self.rank[cand])
+                        k = bisect.bisect(self.run_rank, r)
+                        self.run_rank.insert(k, r)
+                        self.running.insert(k, cand)
+                    else:
+                        bisect.insort(self.running, cand)
                     self._admitted_past_refusal |= self._memory_refused
                 self.reserved[cand] += need
                 self.reserved_total += need
@@ -435,8 +464,9 @@ class UnifiedScheduler(Policy):
                 self.tok += c
                 self.in_batch.add(cand)
                 phases.add(dec)
+        self._wait_shared = False  # the merge is over
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
-        return Batch(np.array(req, dtype=np.int64), np.array(toks, dtype=np.int64), ev)
+        return Batch(np.fromiter(req, np.int64, len(req)), np.fromiter(toks, np.int64, len(toks)), ev)
 
     def steady_batches(self, req, tokens, decode):
         """A batch B that evicts and completes nothing, with at most one prefill chunk that leaves its
@@ -486,7 +516,7 @@ class UnifiedScheduler(Policy):
         if len(dec):
             steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()))  # only the last completes
             if not self.eviction_free:
-                if not np.array_equal(self.reserved[dec], st.m[dec]):
+                if not (self.reserved[dec] == st.m[dec]).all():
                     return 0, True
                 steps = min(steps, self.free() // len(dec))
         if self.priority == "rank":
@@ -513,7 +543,7 @@ class UnifiedScheduler(Policy):
             req, tokens, decode = self._steady
             if self.priority == "rank":  # B is in candidate order: rank order
                 self._survival = (self.rank[req], np.concatenate([[0], np.cumsum(tokens)]), self.free(),
-                                  int(self.rank[self.running].max()))
+                                  self.run_rank[-1])
             else:
                 before = self.entries_before_waiting(decode)
                 self._survival = (int(tokens[:before].sum()), before, self.free())

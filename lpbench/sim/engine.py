@@ -38,6 +38,22 @@ class Batch(NamedTuple):
     evict: np.ndarray | None = None  # request indices evicted in this batch (recompute)
 
 
+def apply_batch(st: RequestStates, cost, out: ScheduleBuilder, t: float, batch: Batch):
+    """Run ``batch`` on an engine with state ``st`` at time ``t`` (:mod:`lpbench.semantics`): its evictions,
+    then its tokens, priced by ``cost`` from the state before it; record it in ``out``. Returns (decode, dur,
+    gen, fin): the phases before the batch, its duration, and ``process``' masks of the requests that
+    generated a token and of those that completed (not yet released). The one-engine loop below and the
+    several-engine loop (:mod:`lpbench.sim.multi`) both apply batches through it."""
+    req, tokens, evict = batch
+    if evict is not None and len(evict):
+        st.evict(evict)
+    decode = st.is_decode(req)
+    dur = cost.batch_time(tokens, st.m[req], decode)
+    gen, fin = st.process(req, tokens)
+    out.add(t, req, tokens, evict)
+    return decode, dur, gen, fin
+
+
 @dataclass
 class SimResult:
     policy: str
@@ -76,12 +92,7 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
                 continue
             raise PolicyError(f"policy {policy.name!r} stalled at t={t:g} with {n - completed} requests unfinished")
         req, tokens = batch.req, batch.tokens
-        if batch.evict is not None and len(batch.evict):
-            st.evict(batch.evict)
-        decode = st.is_decode(req)
-        dur = cost.batch_time(tokens, st.m[req], decode)
-        gen, fin = st.process(req, tokens)
-        out.add(t, req, tokens, batch.evict)
+        decode, dur, gen, fin = apply_batch(st, cost, out, t, batch)
         t += dur
         finished = req[fin]
         if len(finished):

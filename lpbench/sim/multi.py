@@ -45,7 +45,7 @@ from ..errors import PolicyDiverged, PolicyError
 from ..registry import Registry
 from ..schedule import Moves, Schedule, ScheduleBuilder
 from ..semantics import RequestStates
-from .engine import SimResult
+from .engine import SimResult, apply_batch
 from .engine import simulate as simulate_one_engine
 
 
@@ -243,14 +243,8 @@ class MultiEngineRun:
                     if batch is not None and batch.evict is not None and len(batch.evict):
                         raise PolicyError(f"policy {name!r} evicted requests in a batch that processes nothing")
                     continue
-                st = self.states[e]
+                _, dur, gen, fin = apply_batch(self.states[e], cost, out, t, batch)
                 req, tokens = batch.req, batch.tokens
-                if batch.evict is not None and len(batch.evict):
-                    st.evict(batch.evict)
-                decode = st.is_decode(req)
-                dur = cost.batch_time(tokens, st.m[req], decode)
-                gen, fin = st.process(req, tokens)
-                out.add(t, req, tokens, batch.evict)
                 engine_of.append(e)
                 self.busy[e] = True
                 self.push(t + dur, _END, (e, req, tokens, gen, fin))
