@@ -8,7 +8,7 @@ from lpbench.generators import infermax
 from lpbench.instance import parse_instance
 from lpbench.policies import POLICIES, applicable, make_policy
 from lpbench.sim import simulate
-from lpbench.solve import solve_instance
+from lpbench.solve import run_policies, solve_instance
 from lpbench.solvers.base import SolverProfile
 from lpbench.verify import verify
 
@@ -196,6 +196,32 @@ def test_batch_count_bound_is_below_every_verified_schedule():
             assert ver.feasible, ver.violations
             assert ver.metrics["makespan"] >= bound * (1 - 1e-12)
     assert packed > 0
+
+
+def test_batch_count_bound_is_below_the_proven_optimum_of_the_plain_model():
+    """(V12)-(V14) against CP-SAT's proven optimum of the model without any cut, on 40 random tiny
+    instances with tight token budgets (where (V14) counts) and binding memory (evictions)."""
+    rng = np.random.default_rng(5)
+    profile = SolverProfile("t", "cpsat", time_limit=20, threads=1)
+    proven = tight = 0
+    for _ in range(40):
+        n = int(rng.integers(2, 4))
+        inst = parse_instance({"name": "r", "memory": int(rng.integers(6, 30)), "model": "batch",
+                               "cost_model": "infermax-llama2-7b-a100", "limits": {"token_budget": int(rng.integers(2, 7))},
+                               "requests": {"arrival": [0] * n, "prompt": rng.integers(1, 5, n).tolist(),
+                                            "output": rng.integers(1, 4, n).tolist()}})
+        runs = run_policies(inst, None, "makespan", skipped={})  # (policies that cannot serve it are skipped)
+        ub = max(r.objective for r in runs)
+        form = FORMULATIONS.get("infermax-csp")(inst, ub, cuts=False)
+        form.build()
+        res = form.solve(profile)
+        if res.status != "optimal":
+            continue
+        bound = FORMULATIONS.get("infermax-csp")(inst, ub).root_bound()
+        assert bound <= res.objective * (1 + 1e-12)
+        proven += 1
+        tight += bound >= res.objective * (1 - 1e-12)
+    assert proven >= 30 and tight >= 1  # the bound is the optimum on some of them
 
 
 def test_packed_incumbent_proves_a_long_output_mix_at_the_root():

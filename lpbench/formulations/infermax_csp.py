@@ -108,13 +108,12 @@ after the last non-empty batch every request is complete (termination), so an em
   (valid for either sign of κ_i), on integer variables D_i = Σ_j dstep_{i,j}; and (V3) summed over the
   batches links them to the batch counts: Σ_i O_i <= Kg Y − (Kg − Kgd) Yd, Σ_i D_i <= Kd Yd. Where memory
   binds (Kd < n) this is what forces the batch count up: fewer decode steps cost re-prefills.
-* (V12) A_J >= layers · min_y [W + Σ_i κ_i (O_i − 1 − D_i(y)) + b_o Y(y) + b_d y + b_p max(Pmin, Y(y) − y)]
+* (V12) A_J >= layers · min_{y,Y} [W + Σ_i κ_i (O_i − 1 − D_i(y)) + b_o Y + b_d y + b_p Yp(y, Y)]
   over the number y = Yd of batches with a decode step (:func:`batch_count_bound`): (V10)-(V11)
   minimised in closed form, as a constant CP-SAT's propagation starts from (its LP does not find this
   minimum). For a given y, Pmin is the (V9) count, Y(y) the largest of (V8), y, Pmin and
-  ⌈(Σ_i O_i + (Kg − Kgd) y) / Kg⌉ ((V3) summed), and D_i(y) the decode steps that minimise the
-  (V11) term subject to (V13); Yp >= Y − y because every batch without a decode step has a prefill
-  step (V4). Where the best schedule's makespan reaches it (within ``root_rtol``), that schedule is
+  ⌈(Σ_i O_i + (Kg − Kgd) y) / Kg⌉ ((V3) summed), D_i(y) the decode steps that minimise the (V11)
+  term subject to (V13), and Yp the least number of prefill batches by (V14). Where the best schedule's makespan reaches it (within ``root_rtol``), that schedule is
   optimal and the model is not built at all (*root proof*; it is what proves the long-output mixes,
   whose models are too large to build, docs/infermax-csp-scaling.md).
 * (V13) 0 <= D_i <= min(O_i − 1, y) and Σ_i D_i <= Kd y: a request's decode steps are in distinct
@@ -124,6 +123,11 @@ after the last non-empty batch every request is complete (termination), so an em
   optimum is integral). Before (V13) the bound used κ = min_i κ_i and Yd >= ⌈Δ / Kd⌉ only, so it let a
   schedule have fewer decode batches than max_i O_i − 1 without paying a re-prefill; with (V13) the
   bound is at least the earlier one term by term (docs/infermax-csp-scaling.md, issue 13 at B = 32).
+* (V14) Yp >= (Y − y) + ⌈max(0, Σ_i I_i − C (Y − y)) / (C − 1)⌉: the Y − y batches without a decode
+  step are prefill batches (V4) with at most C prefill tokens; every other prefill batch also has a
+  decode step, which processes one of its C tokens; and the prefill steps process at least Σ_i I_i
+  tokens (V9). As a larger Y can lower this Yp, (V12) takes the least over Y = Y(y), ..., Y(y) + Pmin + 1
+  too (beyond that Yp = Y − y and every term grows with Y).
 
 (V4)-(V11) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
 phase bias for each) on top of the unavoidable work; where the best policy schedule pays exactly that
@@ -286,10 +290,23 @@ def batch_count_bound(inst, k):
     D = np.clip(Kd * y[None, :] - before, 0, cap)
     # (exact integers with the model's integer-scaled coefficients)
     missing = kappa[kappa < 0] @ (O[kappa < 0] - 1) + kappa[gain] @ ((O[gain] - 1)[:, None] - D)
-    Y = np.maximum.reduce([np.full_like(y, min_batches(inst)), y, np.full_like(y, Pmin),
-                           -(-(int(O.sum()) + (Kg - Kgd) * y) // Kg)])
-    bias = k["b_o"] * Y + k["b_d"] * y + k["b_p"] * np.maximum(Pmin, Y - y)
-    return unavoidable_work(inst, k) + (bias + missing).min().item()
+    Ymin = np.maximum.reduce([np.full_like(y, min_batches(inst)), y, np.full_like(y, Pmin),
+                              -(-(int(O.sum()) + (Kg - Kgd) * y) // Kg)])
+    best = None
+    for extra in range(Pmin + 2):  # (V14) may trade a prefill batch for a prefill-only batch more
+        Y = Ymin + extra
+        alone = Y - y                                         # batches without a decode step (V4)
+        if C is None:
+            Yp = np.maximum(Pmin, alone)
+        else:  # (V14): prefill tokens >= Σ I; C per prefill-only batch, C − 1 per mixed one
+            need = np.maximum(0, int(I.sum()) - int(C) * alone)
+            if C == 1:  # a mixed batch has room for no prefill token
+                Yp = np.where(need > 0, np.iinfo(np.int64).max // 4, alone)
+            else:
+                Yp = alone + -(-need // (int(C) - 1))
+        value = (k["b_o"] * Y + k["b_d"] * y + k["b_p"] * Yp + missing).min()
+        best = value if best is None else min(best, value)
+    return unavoidable_work(inst, k) + best.item()
 
 
 def interchangeable_classes(inst) -> list[list[int]]:
