@@ -115,7 +115,7 @@ def test_valid_inequalities_keep_the_optimum(make):
         assert verify(inst, form.extract(res.x)).metrics["makespan"] == pytest.approx(res.objective, rel=1e-12)
         objs.append(res.objective)
     assert objs[0] == pytest.approx(objs[1], rel=1e-12)
-    assert form.root_bound() <= objs[1] * (1 + 1e-12)  # (V12)-(V13) below the proven optimum
+    assert form.root_bound() <= objs[1] * (1 + 1e-12)  # (V12)-(V14) below the proven optimum
     assert objs[1] <= best * (1 + 1e-12)
 
 
@@ -168,7 +168,7 @@ def test_new_cuts_hold_on_every_verified_policy_schedule():
 
 
 def test_batch_count_bound_is_below_every_verified_schedule():
-    """(V12)-(V13) on random small instances, memory binding (evictions) or not: the makespan of every
+    """(V12)-(V14) on random small instances, memory binding (evictions) or not: the makespan of every
     verified policy schedule and of every packed schedule is at least the closed-form bound."""
     from lpbench.formulations.infermax_csp import schedule_from_batches
     from lpbench.heuristics.infermax_pack import candidate_orders, packed_batches
@@ -200,16 +200,19 @@ def test_batch_count_bound_is_below_every_verified_schedule():
 
 def test_batch_count_bound_is_below_the_proven_optimum_of_the_plain_model():
     """(V12)-(V14) against CP-SAT's proven optimum of the model without any cut, on 40 random tiny
-    instances with tight token budgets (where (V14) counts) and binding memory (evictions)."""
+    instances with tight token budgets or memory (where (V14) counts), evictions included."""
     rng = np.random.default_rng(5)
     profile = SolverProfile("t", "cpsat", time_limit=20, threads=1)
     proven = tight = 0
-    for _ in range(40):
+    for trial in range(40):
         n = int(rng.integers(2, 4))
-        inst = parse_instance({"name": "r", "memory": int(rng.integers(6, 30)), "model": "batch",
-                               "cost_model": "infermax-llama2-7b-a100", "limits": {"token_budget": int(rng.integers(2, 7))},
-                               "requests": {"arrival": [0] * n, "prompt": rng.integers(1, 5, n).tolist(),
-                                            "output": rng.integers(1, 4, n).tolist()}})
+        prompt, output = rng.integers(1, 5, n), rng.integers(1, 4, n)
+        # even trials: tight token budgets; odd ones: memory below the budget (the M caps of (V14))
+        memory, budget = (int(rng.integers(6, 30)), int(rng.integers(2, 7))) if trial % 2 == 0 else \
+            (int(max(prompt + output - 1) + rng.integers(0, 6)), int(rng.integers(6, 30)))
+        inst = parse_instance({"name": "r", "memory": memory, "model": "batch",
+                               "cost_model": "infermax-llama2-7b-a100", "limits": {"token_budget": budget},
+                               "requests": {"arrival": [0] * n, "prompt": prompt.tolist(), "output": output.tolist()}})
         runs = run_policies(inst, None, "makespan", skipped={})  # (policies that cannot serve it are skipped)
         ub = max(r.objective for r in runs)
         form = FORMULATIONS.get("infermax-csp")(inst, ub, cuts=False)
@@ -225,7 +228,7 @@ def test_batch_count_bound_is_below_the_proven_optimum_of_the_plain_model():
 
 
 def test_packed_incumbent_proves_a_long_output_mix_at_the_root():
-    """SILO+LISO at B = 32: no policy reaches (V12)-(V13) (the best, slai, uses 1026 batches); the
+    """SILO+LISO at B = 32: no policy reaches (V12)-(V14) (the best, slai, uses 1026 batches); the
     packed schedule (1024 batches) does, so the CSP proves it optimal without building the model."""
     inst = parse_instance(infermax.mix("SILO+LISO", 32))
     rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=60)

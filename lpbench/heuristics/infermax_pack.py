@@ -4,7 +4,7 @@ prompts packed longest-output-first into the token budget, after a few prefill-o
 Where the KV of every request fits at once (Σ_i (I_i + O_i − 1) <= M), no schedule needs an eviction,
 and the cost of a schedule beyond the unavoidable work W of the CSP's *Horizon J* is its batch biases
 (b_o per batch, b_d per batch with a decode step, b_p per batch with a prefill step) plus what chunked
-prefills add (s_p and m_p·m per extra chunk). The bound (V12)-(V13) of
+prefills add (s_p and m_p·m per extra chunk). The bound (V12)-(V14) of
 :mod:`lpbench.formulations.infermax_csp` counts the biases of N >= o − 1 + (batches before the last
 prompt of an output-o request is cached) batches, at least max O_i − 1 of them with a decode step and
 ⌈Σ I_i / C⌉ with a prefill step. The schedules here aim at that structure:
