@@ -1,23 +1,25 @@
 """Offline incumbents for the InferMax CSP (seed 003 §5) on instances whose memory does not bind:
 prompts packed longest-output-first into the token budget, after a few prefill-only batches.
 
-Where the KV of every request fits at once (Σ_i (I_i + O_i − 1) <= M), no schedule needs an eviction,
-and the cost of a schedule beyond the unavoidable work W of the CSP's *Horizon J* is its batch biases
+Where memory does not bind, no schedule needs an eviction, and the cost of a schedule beyond the unavoidable work W of the CSP's *Horizon J* is its batch biases
 (b_o per batch, b_d per batch with a decode step, b_p per batch with a prefill step) plus what chunked
 prefills add (s_p and m_p·m per extra chunk). The bound (V12)-(V14) of
 :mod:`lpbench.formulations.infermax_csp` counts the biases of N >= o − 1 + (batches before the last
 prompt of an output-o request is cached) batches, at least max O_i − 1 of them with a decode step and
 ⌈Σ I_i / C⌉ with a prefill step. The schedules here aim at that structure:
 
-* the first ``lead`` batches are prefill-only (no b_d): every request generates its first token there
-  and waits, which costs nothing while it has slack before the last batch;
+* the first ``lead`` batches are prefill-only (no b_d): a request whose prompt is cached there waits
+  for its decode steps until batch ``lead`` + 1, which costs nothing while it has slack before the
+  last batch;
 * from batch ``lead`` + 1 on, every started request decodes in every batch until it completes, and the
   budget left, C − (decoding requests), is filled with prompts in ``order`` (longest output first, so
   that the requests that set N start first), chunked to fill the budget exactly or, without
   ``chunk``, first-fit whole prompts (no chunk costs, perhaps one prefill batch more).
 
 :func:`best_packed_schedule` tries every ``lead`` up to ⌈Σ I / C⌉ + 1, both prompt orders and both
-chunk rules and keeps the cheapest; the caller verifies it (lpbench/verify.py) like any schedule.
+chunk rules and keeps the cheapest verified one (a variant whose KV would exceed M after a batch is
+not built; one that breaks a limit it does not model, a prefill budget or a batch size, fails the
+verifier and is dropped); the solve pipeline verifies the result again like any schedule.
 Not an online policy: it sees the whole instance (hindsight). Offline instances only (a_i = 0).
 """
 from __future__ import annotations
@@ -61,8 +63,8 @@ def packed_batches(inst, lead: int, order, chunk: bool):
         if not tok:
             return None
         for i, c in tok.items():
-            if started[i] and left[i] == 0 and c == 1 and held[i] >= I[i]:
-                decodes[i] -= 1          # a decode step
+            if held[i] >= I[i]:          # its prompt was cached before this batch: a decode step
+                decodes[i] -= 1
             started[i] = True
             held[i] += c
         finished = (left == 0) & (decodes == 0) & started
