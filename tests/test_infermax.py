@@ -8,7 +8,7 @@ from lpbench.generators import infermax
 from lpbench.instance import parse_instance
 from lpbench.policies import POLICIES, applicable, make_policy
 from lpbench.sim import simulate
-from lpbench.solve import solve_instance
+from lpbench.solve import run_policies, solve_instance
 from lpbench.solvers.base import SolverProfile
 from lpbench.verify import verify
 
@@ -115,6 +115,7 @@ def test_valid_inequalities_keep_the_optimum(make):
         assert verify(inst, form.extract(res.x)).metrics["makespan"] == pytest.approx(res.objective, rel=1e-12)
         objs.append(res.objective)
     assert objs[0] == pytest.approx(objs[1], rel=1e-12)
+    assert form.root_bound() <= objs[1] * (1 + 1e-12)  # (V12)-(V14) below the proven optimum
     assert objs[1] <= best * (1 + 1e-12)
 
 
@@ -164,6 +165,83 @@ def test_new_cuts_hold_on_every_verified_policy_schedule():
                 assert area[i] >= memory_area(I, O), name
                 assert keys[i] >= decode_keys(I, decodes[i]), name
                 assert keys[i] >= decode_keys(I, O - 1) - (I + O - 1) * (O - 1 - decodes[i]), name
+
+
+def test_batch_count_bound_is_below_every_verified_schedule():
+    """(V12)-(V14) on random small instances, memory binding (evictions) or not: the makespan of every
+    verified policy schedule and of every packed schedule is at least the closed-form bound."""
+    from lpbench.formulations.infermax_csp import schedule_from_batches
+    from lpbench.heuristics.infermax_pack import candidate_orders, packed_batches
+
+    rng = np.random.default_rng(11)
+    packed = 0
+    for trial in range(16):
+        inst = _random_batch_instance(rng, int(rng.integers(2, 7)))
+        if trial % 2:  # memory that never binds: the packed schedules apply
+            inst = parse_instance({"name": "rand", "memory": 1000, "model": "batch", "cost_model": "infermax-llama2-7b-a100",
+                                   "limits": {"token_budget": int(inst.limits.token_budget)},
+                                   "requests": {"arrival": [0] * inst.n, "prompt": inst.prompt.tolist(),
+                                                "output": inst.output.tolist()}})
+        bound = FORMULATIONS.get("infermax-csp")(inst, 1e9).root_bound()
+        schedules = [simulate(inst, make_policy(n, inst)).schedule for n in applicable(inst) if n in FAMILY]
+        for lead in range(3):
+            for order in candidate_orders(inst).values():
+                for chunk in (True, False):
+                    batches = packed_batches(inst, lead, order, chunk)
+                    if batches is not None:
+                        schedules.append(schedule_from_batches(inst, batches))
+                        packed += 1
+        for sched in schedules:
+            ver = verify(inst, sched)
+            assert ver.feasible, ver.violations
+            assert ver.metrics["makespan"] >= bound * (1 - 1e-12)
+    assert packed > 0
+
+
+def test_batch_count_bound_is_below_the_proven_optimum_of_the_plain_model():
+    """(V12)-(V14) against CP-SAT's proven optimum of the model without any cut, on 40 random tiny
+    instances with tight token budgets or memory (where (V14) counts), evictions included."""
+    rng = np.random.default_rng(5)
+    profile = SolverProfile("t", "cpsat", time_limit=20, threads=1)
+    proven = tight = 0
+    for trial in range(40):
+        n = int(rng.integers(2, 4))
+        prompt, output = rng.integers(1, 5, n), rng.integers(1, 4, n)
+        # even trials: tight token budgets; odd ones: memory below the budget (the M caps of (V14))
+        memory, budget = (int(rng.integers(6, 30)), int(rng.integers(2, 7))) if trial % 2 == 0 else \
+            (int(max(prompt + output - 1) + rng.integers(0, 6)), int(rng.integers(6, 30)))
+        inst = parse_instance({"name": "r", "memory": memory, "model": "batch",
+                               "cost_model": "infermax-llama2-7b-a100", "limits": {"token_budget": budget},
+                               "requests": {"arrival": [0] * n, "prompt": prompt.tolist(), "output": output.tolist()}})
+        runs = run_policies(inst, None, "makespan", skipped={})  # (policies that cannot serve it are skipped)
+        ub = max(r.objective for r in runs)
+        form = FORMULATIONS.get("infermax-csp")(inst, ub, cuts=False)
+        form.build()
+        res = form.solve(profile)
+        if res.status != "optimal":
+            continue
+        bound = FORMULATIONS.get("infermax-csp")(inst, ub).root_bound()
+        assert bound <= res.objective * (1 + 1e-12)
+        proven += 1
+        tight += bound >= res.objective * (1 - 1e-12)
+    assert proven >= 30 and tight >= 1  # the bound is the optimum on some of them
+
+
+def test_packed_incumbent_proves_a_long_output_mix_at_the_root():
+    """SILO+LISO at B = 32: no policy reaches (V12)-(V14) (the best, slai, uses 1026 batches); the
+    packed schedule (1024 batches) does, so the CSP proves it optimal without building the model."""
+    inst = parse_instance(infermax.mix("SILO+LISO", 32))
+    rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=60)
+    assert rep["status"] == "optimal" and rep["verified"] and "proven at the root" in rep["message"]
+    assert rep["incumbent_search"]["name"].startswith("packed")
+    assert rep["objective"] < min(r["objective"] for r in rep["ratios"].values()) * (1 - 1e-4)
+    assert rep["_schedule"].n_batches == 1024
+
+
+def test_packed_schedules_need_memory_that_does_not_bind():
+    from lpbench.heuristics.infermax_pack import best_packed_schedule
+
+    assert best_packed_schedule(parse_instance(infermax.uniform(64, 16, 8, memory=320))) is None
 
 
 def test_warm_start_is_a_complete_feasible_hint():

@@ -108,14 +108,29 @@ after the last non-empty batch every request is complete (termination), so an em
   (valid for either sign of κ_i), on integer variables D_i = Σ_j dstep_{i,j}; and (V3) summed over the
   batches links them to the batch counts: Σ_i O_i <= Kg Y − (Kg − Kgd) Yd, Σ_i D_i <= Kd Yd. Where memory
   binds (Kd < n) this is what forces the batch count up: fewer decode steps cost re-prefills.
-* (V12) A_J >= layers · min_Δ [W + κ (Σ_i (O_i − 1) − Δ) + b_o Y(Δ) + b_d Yd(Δ) + b_p Pmin
-  + min(b_d, b_p) max(0, Y(Δ) − Yd(Δ) − Pmin)] over the total decode steps Δ = Σ_i D_i
-  (:func:`batch_count_bound`), with κ = min_i κ_i, Yd(Δ) = ⌈Δ / Kd⌉, Pmin the (V9) count and Y(Δ) the
-  largest of (V8), Yd(Δ), Pmin and ⌈(Σ_i O_i + (Kg − Kgd) Yd(Δ)) / Kg⌉: (V10)-(V11) minimised in
-  closed form, as a constant CP-SAT's propagation starts from (its LP does not find this minimum).
-  Where the best policy schedule's makespan reaches it (within ``root_rtol``), that schedule is
-  optimal and the model is not built at all (*root proof*; it is what proves most long-output mixes,
+* (V12) A_J >= layers · min_{y,Y} [W + Σ_i κ_i (O_i − 1 − D_i(y)) + b_o Y + b_d y + b_p Yp(y, Y)]
+  over the number y = Yd of batches with a decode step (:func:`batch_count_bound`): (V10)-(V11)
+  minimised in closed form, as a constant CP-SAT's propagation starts from (its LP does not find this
+  minimum). For a given y, Pmin is the (V14) count, Y(y) the largest of (V8), y, Pmin and
+  ⌈(Σ_i O_i + (Kg − Kgd) y) / Kg⌉ ((V3) summed), D_i(y) the decode steps that minimise the (V11)
+  term subject to (V13), and Yp the least number of prefill batches by (V14). Where the best schedule's makespan reaches it (within ``root_rtol``), that schedule is
+  optimal and the model is not built at all (*root proof*; it is what proves the long-output mixes,
   whose models are too large to build, docs/infermax-csp-scaling.md).
+* (V13) 0 <= D_i <= min(O_i − 1, y) and Σ_i D_i <= Kd y: a request's decode steps are in distinct
+  batches, each a batch with a decode step ((V2) for O_i − 1; (V3) summed for Kd). The (V11) term
+  Σ_i κ_i (O_i − 1 − D_i) is then least with D_i = 0 where κ_i < 0 and the capacity Kd y given to the
+  largest κ_i > 0 first (a fractional knapsack with unit weights and integer capacities, whose greedy
+  optimum is integral). Before (V13) the bound used κ = min_i κ_i and Yd >= ⌈Δ / Kd⌉ only, so it let a
+  schedule have fewer decode batches than max_i O_i − 1 without paying a re-prefill; with (V13) the
+  bound is at least the earlier one term by term (docs/infermax-csp-scaling.md, issue 13 at B = 32).
+* (V14) Yp >= (Y − y) + ⌈max(0, Σ_i I_i − Ca (Y − y)) / Cm⌉ with Ca = min(C, M) and
+  Cm = min(C − 1, M − min_i I_i − 1): the prefill steps process at least Σ_i I_i tokens (V9); the
+  Y − y batches without a decode step are prefill batches (V4), and every token a batch processes is
+  held after it (m_{i,j} = m_{i,j-1} + c_{i,j}, counted in Σ_i m_{i,j} <= M), so such a batch processes
+  at most Ca prefill tokens; every other prefill batch also has a decode step, which processes one of
+  its C tokens and whose request holds >= I_i + 1 after it, so at most Cm. Pmin is ⌈Σ_i I_i / Ca⌉.
+  As a larger Y can lower this Yp, (V12) takes the least over Y = Y(y), ..., Y(y) + Pmin + 1
+  too (beyond that Yp = Y − y and every term grows with Y).
 
 (V4)-(V11) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
 phase bias for each) on top of the unavoidable work; where the best policy schedule pays exactly that
@@ -261,21 +276,40 @@ def min_batches(inst) -> int:
 
 
 def batch_count_bound(inst, k):
-    """(V12): the least right side of (V10)-(V11) over the total number of decode steps Δ = Σ_i D_i,
-    per layer, with the cost coefficients ``k`` (as :func:`unavoidable_work`)."""
+    """(V12)-(V14): the least right side of (V10)-(V11) over the numbers y of batches with a decode
+    step and Y of batches, per layer, with the cost coefficients ``k`` (as :func:`unavoidable_work`)."""
     I, O = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
     Kg, Kgd, Kd = generation_capacities(I, inst.memory)
-    kappa = min(k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(inst.n))
+    kappa = np.array([k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(inst.n)])
     C = inst.limits.token_budget
-    Pmin = max(1, -(-int(I.sum()) // int(C))) if C is not None else 1
-    delta = np.arange(int((O - 1).sum()) + 1, dtype=np.int64)
-    Yd = -(-delta // Kd)
-    Y = np.maximum.reduce([np.full_like(delta, min_batches(inst)), Yd, np.full_like(delta, Pmin),
-                           -(-(int(O.sum()) + (Kg - Kgd) * Yd) // Kg)])
-    lo = min(k["b_d"], k["b_p"])
-    bias = k["b_o"] * Y + k["b_d"] * Yd + k["b_p"] * Pmin + lo * np.maximum(0, Y - Yd - Pmin)
-    rest = bias + kappa * (int((O - 1).sum()) - delta)
-    return unavoidable_work(inst, k) + rest.min().item()
+    # (V14) prefill tokens per batch: a prefill-only batch holds them all after it (<= M, <= C); a
+    # mixed one also holds a decoding request's >= I_min + 1 and processes its decode token
+    alone_cap = min(int(C), int(inst.memory)) if C is not None else int(inst.memory)
+    mixed_cap = min(int(C) - 1 if C is not None else int(inst.memory), int(inst.memory) - int(I.min()) - 1)
+    Pmin = max(1, -(-int(I.sum()) // alone_cap))
+    y = np.arange(int((O - 1).sum()) + 1, dtype=np.int64)     # a decode batch holds >= 1 decode step
+    # decode steps D_i <= min(O_i - 1, y), Σ D_i <= Kd y, given to the largest κ_i > 0 first (a
+    # fractional knapsack with unit weights and integer capacities: the greedy optimum is integral)
+    gain = np.flatnonzero(kappa > 0)
+    gain = gain[np.argsort(-kappa[gain], kind="stable")]
+    cap = np.minimum((O[gain] - 1)[:, None], y[None, :])      # per request (rows) and y (columns)
+    before = np.cumsum(cap, axis=0) - cap
+    D = np.clip(Kd * y[None, :] - before, 0, cap)
+    # (exact integers with the model's integer-scaled coefficients)
+    missing = kappa[kappa < 0] @ (O[kappa < 0] - 1) + kappa[gain] @ ((O[gain] - 1)[:, None] - D)
+    Ymin = np.maximum.reduce([np.full_like(y, min_batches(inst)), y, np.full_like(y, Pmin),
+                              -(-(int(O.sum()) + (Kg - Kgd) * y) // Kg)])
+    best = None
+    for extra in range(Pmin + 2):  # (V14) may trade a prefill batch for a prefill-only batch more
+        Y = Ymin + extra
+        alone = Y - y                                         # batches without a decode step (V4)
+        need = np.maximum(0, int(I.sum()) - alone_cap * alone)  # prefill tokens left to mixed batches
+        Yp = alone + -(-need // mixed_cap) if mixed_cap > 0 else alone
+        fits = need == 0 if mixed_cap <= 0 else np.ones_like(need, dtype=bool)  # no room in mixed batches
+        if fits.any():
+            value = (k["b_o"] * Y + k["b_d"] * y + k["b_p"] * Yp + missing)[fits].min()
+            best = value if best is None else min(best, value)
+    return unavoidable_work(inst, k) + best.item()
 
 
 def interchangeable_classes(inst) -> list[list[int]]:
@@ -339,14 +373,14 @@ class InferMaxCSP(InferMaxBatchModel):
     root_rtol = 1e-9
 
     def root_bound(self) -> float:
-        """(V12) in seconds, with the cost model's own coefficients: t0 + layers · batch_count_bound."""
+        """(V12)-(V14) in seconds, with the cost model's own coefficients: t0 + layers · batch_count_bound."""
         cm = self.inst.cost_model
         return float(self.inst.arrival.min()) + cm.layers * 1e-3 * batch_count_bound(self.inst, vars(cm))
 
     def build(self, root: bool = True):
         """Build with the exact integer scale when every linear expression fits 2^62; otherwise drop
         decimal digits of the scale until it fits (see ``scaling`` in the module docstring). With
-        ``root`` (and the cuts), an incumbent whose makespan is the (V12) bound is optimal already:
+        ``root`` (and the cuts), an incumbent whose makespan is the (V12)-(V14) bound is optimal already:
         the model is then not built (*root proof*; :meth:`solve` returns the incumbent)."""
         self.refusal, self.rounding = None, 0.0
         self.root_proof = (root and self.cuts and self.incumbent_objective is not None
@@ -625,7 +659,7 @@ class InferMaxCSP(InferMaxBatchModel):
         lo, hi, Yhi = (k["b_d"], k["b_p"], Yp) if k["b_p"] >= k["b_d"] else (k["b_p"], k["b_d"], Yd)
         m.Add(makespan >= unit_factor * (unavoidable_work(inst, k) + (k["b_o"] + lo) * Y + (hi - lo) * Yhi
                                          + sum(w * (int(O[i]) - 1 - D[i]) for i, w in enumerate(missing))))
-        m.Add(makespan >= unit_factor * batch_count_bound(inst, k))   # (V12)
+        m.Add(makespan >= unit_factor * batch_count_bound(inst, k))   # (V12)-(V14)
 
     @staticmethod
     def _done_after(m, S, U, i, j):
@@ -703,6 +737,17 @@ class InferMaxCSP(InferMaxBatchModel):
     def warm_start(self, schedule):
         return schedule
 
+    @staticmethod
+    def search_incumbent(inst, deadline: float, seed: int = 0):
+        """The packed schedules of :mod:`lpbench.heuristics.infermax_pack` (memory not binding, offline):
+        on the S/L mixes they reach (V12)-(V14) where no policy does, so the root proof fires
+        (docs/infermax-csp-scaling.md). The solve pipeline verifies the schedule and uses it where it
+        beats every policy."""
+        from ..heuristics.infermax_pack import best_packed_schedule
+
+        found = best_packed_schedule(inst, deadline=deadline)
+        return None if found is None else (found[0], found[1], {"makespan": found[2]})
+
     #: share of the time limit the hint completion (:meth:`complete_hint`) may take
     hint_share = 0.25
     #: CP-SAT parameters this model is solved with unless the solver profile's options set them:
@@ -718,7 +763,7 @@ class InferMaxCSP(InferMaxBatchModel):
                        for i in range(self.inst.n)]
                 makespan = float(verify(self.inst, self.extract(sol)).metrics["makespan"])
                 return SolveResult("optimal", makespan, min(self.root_bound(), makespan), 0.0, sol,
-                                   "proven at the root: the warm start's makespan is the closed-form bound (V12)")
+                                   "proven at the root: the warm start's makespan is the closed-form bound (V12)-(V14)")
             self.build(root=False)
         if self.refusal:  # (V12) is closed form: the refused model still certifies its bound
             self.bound_source = "infermax-csp (V12)" if self.cuts else None
