@@ -54,10 +54,10 @@ class InferMaxCost(CostModel):
         """batch_time for integer c and m (the simulator's and the verifier's), with fewer numpy calls: its
         sums are integers, computed exactly (below 2**53 the float sums above are exact too), so the
         result is the same float."""
-        pre = np.flatnonzero(~decode)
-        n_p = len(pre)
-        n_d = len(c) - n_p
+        n_d = int(np.count_nonzero(decode))
+        n_p = len(c) - n_d
         per_layer = self.a_o * float(c.sum()) + self.b_o
+        pre = np.flatnonzero(~decode) if n_p else None
         mp = m[pre].tolist() if n_p else []
         if n_d:
             kv = int(m.sum()) - sum(mp) + n_d  # Σ_D (m + 1)

@@ -316,8 +316,11 @@ class UnifiedScheduler(Policy):
         In a hybrid scheduler a running prefill that ends such a prefix is decided here too, as the loop
         would: it needs no memory (it holds its reservation), so it gets c = tokens_for() > 0 or is
         skipped; then the next prefix of decodes follows."""
-        if self._evicted:
-            arr = arr[~np.isin(arr, self._evicted)]
+        if self._evicted:  # a few per batch: one comparison each is cheaper than np.isin
+            keep = arr != self._evicted[0]
+            for e in self._evicted[1:]:
+                keep &= arr != e
+            arr = arr[keep]
         if not self.hybrid and phases and True not in phases:
             return arr  # the loop decides (② may apply)
         st = self.st
