@@ -148,12 +148,8 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
     slot = inst.model == SLOT
     lim = inst.limits
     cost = inst.cost_model
-    first_token = np.full(n, np.nan)
+    emitted = TokenTimes(n)
     completion = np.full(n, np.nan)
-    last_emit = np.full(n, np.nan)
-    max_gap = np.zeros(n)
-    gaps: list[np.ndarray] = []
-    gap_req: list[np.ndarray] = []
     peak = 0
     busy = 0.0
     end = -np.inf
@@ -246,7 +242,7 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
             return VerifyResult(False, [f"{where}: [memory] request(s) {names}: KV footprint after the batch "
                                         f"{st.kv_total} exceeds memory {inst.memory}"])
         peak = max(peak, st.kv_total)
-        emit_tokens(r[gen], end, last_emit, first_token, max_gap, gaps, gap_req)
+        emitted.emit(r[gen], end)
         f_idx = r[fin]
         if len(f_idx):
             completion[f_idx] = end
@@ -257,25 +253,42 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
     incomplete = incomplete_requests(inst, st)
     if incomplete is not None:
         return incomplete
-    tbt = np.concatenate(gaps) if gaps else np.zeros(0)
-    tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
-    return _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, peak, busy, int(st.evictions.sum()))
+    tbt_req, tbt = emitted.tbt()
+    return _result(inst, sched, emitted.first_token, completion, tbt_req, tbt, emitted.max_gap, peak, busy,
+                   int(st.evictions.sum()))
 
 
-def emit_tokens(g_idx, t: float, last_emit, first_token, max_gap, gaps: list, gap_req: list) -> None:
-    """Record the tokens of requests ``g_idx`` emitted at time t: a request's first token sets its TTFT,
-    each later one a TBT gap since its previous token (shared by every replay of the verifier)."""
-    if not len(g_idx):
-        return
-    prev = last_emit[g_idx]
-    has_prev = ~np.isnan(prev)
-    if has_prev.any():
-        gap = t - prev[has_prev]
-        gaps.append(gap)
-        gap_req.append(g_idx[has_prev])
-        np.maximum.at(max_gap, g_idx[has_prev], gap)
-    first_token[g_idx[~has_prev]] = t
-    last_emit[g_idx] = t
+class TokenTimes:
+    """When each request's tokens were emitted, during a replay (shared by every replay of the verifier): a
+    request's first token sets its TTFT (``first_token``), each later one a TBT gap since its previous token
+    (``max_gap`` per request; every gap with its request in :meth:`tbt`)."""
+
+    def __init__(self, n: int):
+        self.first_token = np.full(n, np.nan)
+        self.last_emit = np.full(n, np.nan)
+        self.max_gap = np.zeros(n)
+        self._gaps: list[np.ndarray] = []
+        self._gap_req: list[np.ndarray] = []
+
+    def emit(self, g_idx, t: float) -> None:
+        """Record the tokens of requests ``g_idx`` emitted at time t."""
+        if not len(g_idx):
+            return
+        prev = self.last_emit[g_idx]
+        has_prev = ~np.isnan(prev)
+        if has_prev.any():
+            gap = t - prev[has_prev]
+            self._gaps.append(gap)
+            self._gap_req.append(g_idx[has_prev])
+            np.maximum.at(self.max_gap, g_idx[has_prev], gap)
+        self.first_token[g_idx[~has_prev]] = t
+        self.last_emit[g_idx] = t
+
+    def tbt(self) -> tuple[np.ndarray, np.ndarray]:
+        """(requests, gaps): every TBT gap recorded, in emission order."""
+        if not self._gaps:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return np.concatenate(self._gap_req), np.concatenate(self._gaps)
 
 
 def incomplete_requests(inst: Instance, st) -> VerifyResult | None:

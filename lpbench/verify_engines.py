@@ -99,7 +99,7 @@ def _select(ptr: np.ndarray, sel: np.ndarray):
 
 def replay_engines(inst: Instance, sched: Schedule):
     """The batch-by-batch replay of every rule, in start-time order; it names each violation."""
-    from .verify import EPS, VerifyResult, _result, emit_tokens, incomplete_requests
+    from .verify import EPS, TokenTimes, VerifyResult, _result, incomplete_requests
 
     n, lim, cost = inst.n, inst.limits, inst.cost_model
     K, tau = lim.K, lim.kv_transfer_per_token
@@ -154,12 +154,8 @@ def replay_engines(inst: Instance, sched: Schedule):
     loc = np.full(n, -1, dtype=np.int64)
     moved = np.zeros(n, dtype=bool)
     last_end = np.full(n, -np.inf)
-    first_token = np.full(n, np.nan)
+    emitted = TokenTimes(n)
     completion = np.full(n, np.nan)
-    last_emit = np.full(n, np.nan)
-    max_gap = np.zeros(n)
-    gaps: list[np.ndarray] = []
-    gap_req: list[np.ndarray] = []
     peak = 0
     busy_on = [0.0] * K  # per engine, then summed in engine order (as verify_by_engine does)
     position = np.zeros(n, dtype=np.int64)
@@ -257,7 +253,7 @@ def replay_engines(inst: Instance, sched: Schedule):
                                         f"batch {kv[e]} exceeds memory {inst.memory}"])
         peak = max(peak, int(kv[e]))
         last_end[r] = fin_t
-        emit_tokens(r[gen], fin_t, last_emit, first_token, max_gap, gaps, gap_req)
+        emitted.emit(r[gen], fin_t)
         f_idx = r[fin]
         if len(f_idx):
             completion[f_idx] = fin_t
@@ -272,9 +268,9 @@ def replay_engines(inst: Instance, sched: Schedule):
         i = stray[0]
         return VerifyResult(False, [f"moves: [move] request {ids[i]}: moves to engine {move_to[i]} at {move_x[i]:g}, "
                                     "but is never processed there after it"])
-    tbt = np.concatenate(gaps) if gaps else np.zeros(0)
-    tbt_req = np.concatenate(gap_req) if gap_req else np.zeros(0, dtype=np.int64)
+    tbt_req, tbt = emitted.tbt()
     busy = 0.0
     for b in busy_on:
         busy += b
-    return _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, peak, busy, int(st.evictions.sum()))
+    return _result(inst, sched, emitted.first_token, completion, tbt_req, tbt, emitted.max_gap, peak, busy,
+                   int(st.evictions.sum()))
