@@ -54,6 +54,25 @@ def apply_batch(st: RequestStates, cost, out: ScheduleBuilder, t: float, batch: 
     return decode, dur, gen, fin
 
 
+class Watch:
+    """The livelock guard and the progress report of a simulation loop (the one-engine loop below and the
+    several-engine one, :mod:`lpbench.sim.multi`): more batches than 10x the instance's tokens (+ 1,000)
+    raise PolicyDiverged; ``progress(completed, n, t)`` is called about every 1,000 batches."""
+
+    def __init__(self, inst: Instance, name: str, progress=None):
+        self.guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
+        self.name, self.progress, self.n = name, progress, inst.n
+        self.reported = 0  # thousands of batches reported to progress
+
+    def check(self, batches: int, completed: int, t: float) -> None:
+        if batches > self.guard:
+            raise PolicyDiverged(f"policy {self.name!r} ran {self.guard} batches, 10x the tokens of the instance, "
+                                 "without finishing (livelock)")
+        if self.progress is not None and batches // 1000 > self.reported:
+            self.reported = batches // 1000
+            self.progress(completed, self.n, t)
+
+
 @dataclass
 class SimResult:
     policy: str
@@ -76,8 +95,7 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
     t = float(arrival[0])
     delivered = 0
     completed = 0
-    reported = 0  # thousands of batches reported to progress
-    guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
+    watch = Watch(inst, policy.name, progress)
     while completed < n:
         if delivered < n and arrival[delivered] <= t:  # deliver every request arrived by t
             k = int(np.searchsorted(arrival, t, side="right"))
@@ -122,10 +140,5 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
                         st.release(finished)
                         completed += len(finished)
                         policy.on_batch_end(req, tokens, decode, finished)
-        if len(out.starts) > guard:
-            raise PolicyDiverged(f"policy {policy.name!r} ran {guard} batches, 10x the tokens of the instance, "
-                                 "without finishing (livelock)")
-        if progress is not None and len(out.starts) // 1000 > reported:
-            reported = len(out.starts) // 1000
-            progress(completed, n, t)
+        watch.check(len(out.starts), completed, t)
     return SimResult(policy.name, out.build(), time.perf_counter() - t0)

@@ -41,11 +41,11 @@ import time
 
 import numpy as np
 
-from ..errors import PolicyDiverged, PolicyError
+from ..errors import PolicyError
 from ..registry import Registry
 from ..schedule import Moves, Schedule, ScheduleBuilder
 from ..semantics import RequestStates
-from .engine import SimResult, apply_batch
+from .engine import SimResult, Watch, apply_batch
 from .engine import simulate as simulate_one_engine
 
 
@@ -194,11 +194,10 @@ class MultiEngineRun:
         arrival, n, cost = inst.arrival, inst.n, inst.cost_model
         out = ScheduleBuilder()
         engine_of: list[int] = []
-        guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
         name = getattr(group, "name", None) or getattr(getattr(group, "policy", None), "name", "?")
+        watch = Watch(inst, name, progress)
         nxt = 0          # next arrival
         completed = 0
-        reported = 0
         while completed < n:
             t = min(float(arrival[nxt]) if nxt < n else math.inf, self.events[0][0] if self.events else math.inf)
             if t == math.inf:
@@ -249,12 +248,7 @@ class MultiEngineRun:
                 self.busy[e] = True
                 self.push(t + dur, _END, (e, req, tokens, gen, fin))
             self.news.clear()
-            if len(out.starts) > guard:
-                raise PolicyDiverged(f"policy {name!r} ran {guard} batches, 10x the tokens of the instance, "
-                                     "without finishing (livelock)")
-            if progress is not None and len(out.starts) // 1000 > reported:
-                reported = len(out.starts) // 1000
-                progress(completed, n, t)
+            watch.check(len(out.starts), completed, t)
         sched = out.build()
         if self.K > 1 or self.moves:
             sched.engine = np.array(engine_of, dtype=np.int64)
