@@ -83,8 +83,7 @@ class PlainBackfill(MCSFBackfill):
         last, w, n_run = self.run_last, self.run_w, len(self.run_idx)
         admitted, taken, refused = [], [], 0
         for q, (*_, i) in enumerate(self.queue):
-            s, o = int(inst.prompt[i]), int(inst.output[i])
-            cand_last, cand_w = np.append(last, r + o - 1), np.append(w, s - self.delta + 1 - r)
+            cand_last, cand_w = self.with_request(last, w, i, r)
             if peak_memory_at_completions(cand_last, cand_w) > inst.memory:
                 refused += 1
                 if refused == self.depth:

@@ -112,8 +112,7 @@ class MemoryCheckedAdmission(Policy):
             s, o = int(inst.prompt[i]), int(inst.output[i])
             if (tokens + s > self.C or prefill + s > self.P or n_run + len(admitted) + 1 > self.cap):
                 break
-            cand_last = np.append(last, r + o - 1)
-            cand_w = np.append(w, s - self.delta + 1 - r)
+            cand_last, cand_w = self.with_request(last, w, i, r)
             if peak_memory_at_completions(cand_last, cand_w) > inst.memory:
                 break
             last, w = cand_last, cand_w
@@ -122,6 +121,12 @@ class MemoryCheckedAdmission(Policy):
             prefill += s
         del self.queue[:len(admitted)]
         return self.start(admitted, last, w, n_run)
+
+    def with_request(self, last: np.ndarray, w: np.ndarray, i: int, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """Check (5)'s last rounds and weights (``last``, ``w`` of the requests so far) with request i
+        started in round r appended: last round r + o_i - 1, weight s_i - delta + 1 - r."""
+        inst = self.inst
+        return np.append(last, r + int(inst.output[i]) - 1), np.append(w, int(inst.prompt[i]) - self.delta + 1 - r)
 
     def start(self, admitted: list[int], last: np.ndarray, w: np.ndarray, n_run: int) -> Batch:
         """The round's batch: the n_run running requests decode, ``admitted`` (already taken off the queue,

@@ -14,8 +14,6 @@ It is defined for the slot model, whose IP it serves (which has no batch budgets
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import InputError
 from ..semantics import SLOT
 from .base import POLICIES
@@ -48,11 +46,9 @@ class MCSFBackfill(MCSF):
         admitted, taken, refused = [], [], 0
         for q, entry in enumerate(self.queue):
             i = entry[-1]
-            s, o = int(inst.prompt[i]), int(inst.output[i])
             fits = q >= len(window) or alone[q]
             if fits:
-                cand_last = np.append(last, r + o - 1)
-                cand_w = np.append(w, s - self.delta + 1 - r)
+                cand_last, cand_w = self.with_request(last, w, i, r)
                 fits = ((q < len(window) and not admitted)  # known from the window test
                         or peak_memory_at_completions(cand_last, cand_w) <= inst.memory)
             if not fits:
@@ -67,20 +63,18 @@ class MCSFBackfill(MCSF):
             del self.queue[q]
         return self.start(admitted, last, w, n_run)
 
-    def steady_batches(self, req, tokens, decode):
-        """As MC-SF's run, with each of the first ``depth`` queued requests in the head's role (a round
-        that admits nothing refused exactly those): it repeats until the first round in which one of them
-        passes (its check (5) is evaluated for all rounds at once); an arrival may enter that window, so
-        the run is arrival-sensitive (see ``run_survives_arrival``)."""
-        if not decode.all():
-            return 0, True
-        st, inst = self.st, self.inst
-        steps = int((inst.output[req] - st.generated[req]).min())
+    def head_admitting_round(self, q0: int, steps: int) -> int:
+        """MC-SF's run (:meth:`~lpbench.policies.mcsf.MemoryCheckedAdmission.steady_batches`) with each of the
+        first ``depth`` queued requests in the head's role (a round that admits nothing refused exactly
+        those): the first q in q0..steps-1 in which one of them passes check (5), evaluated for all rounds
+        at once; an arrival may enter that window, so the run is arrival-sensitive (see
+        ``run_survives_arrival``). The slot model has no budgets to test."""
         heads = [entry[-1] for entry in self.queue[:self.depth]]
-        if heads:
-            steps = int(first_admitting_round(self.run_last, self.run_w, inst.prompt[heads] - self.delta + 1,
-                                              inst.output[heads], self.round, steps, inst.memory).min())
-        return steps, True
+        if not heads or q0 >= steps:
+            return steps
+        inst = self.inst
+        return q0 + int(first_admitting_round(self.run_last, self.run_w, inst.prompt[heads] - self.delta + 1,
+                                              inst.output[heads], self.round + q0, steps - q0, inst.memory).min())
 
     def run_survives_arrival(self, i: int) -> bool:
         """An arrival sorted behind the first ``depth`` queued requests is never scanned in a round that
