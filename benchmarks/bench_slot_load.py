@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from lpbench.formulations.lagrange import LagrangeBound
+from lpbench.formulations.lagrange import LagrangeBound, memory_profile
+from lpbench.formulations.latency_ip import starts_from_schedule
 from lpbench.formulations.volume import VolumeBound
 from lpbench.instance import parse_instance
 from lpbench.policies import make_policy
@@ -37,19 +38,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def memory_use(inst, sched, until: int) -> float:
-    """Mean of eq. (3)'s memory over M, rounds 0..until-1: request i, first in round k_i, holds
-    s_i + (u − k_i + 1) in rounds u = k_i .. its last round (the slot model's footprint)."""
-    rounds = np.repeat(sched.start, np.diff(sched.ptr)).astype(np.int64)
-    first = np.full(inst.n, np.iinfo(np.int64).max)
-    last = np.zeros(inst.n, dtype=np.int64)
-    np.minimum.at(first, sched.req, rounds)
-    np.maximum.at(last, sched.req, rounds)
-    H = int(last.max()) + 2
-    level = inst.prompt.astype(np.float64) - first + 1                      # footprint = level + u
-    const = np.bincount(first, level, H) - np.bincount(last + 1, level, H)
-    slope = np.bincount(first, None, H) - np.bincount(last + 1, None, H)
-    memory = np.cumsum(const) + np.arange(H) * np.cumsum(slope)
-    return float(memory[:until].mean() / inst.memory)
+    """Mean of eq. (3)'s memory over M after each of rounds 0..until-1 (IP rounds 1..until)."""
+    start = starts_from_schedule(inst, sched)
+    H = until + 1
+    return float(memory_profile(start, inst.prompt.astype(np.int64), inst.output.astype(np.int64), H)[1:].mean()
+                 / inst.memory)
 ap = argparse.ArgumentParser()
 ap.add_argument("--trace", default=str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"))
 ap.add_argument("--rho", default="0.5,0.8,1.0")
