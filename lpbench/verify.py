@@ -173,24 +173,8 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
             fail("non_preemption", f"{running} started request(s) are paused from {end:g} to {start:g}")
         if len(r) == 0:
             fail("empty", "processes no token")
-        for group in (r, e):
-            if len(group) < 2:
-                continue
-            pos = np.arange(len(group))
-            position[group] = pos  # a repeated index keeps its last position only
-            if np.any(position[group] != pos):
-                uniq, counts = np.unique(group, return_counts=True)
-                for i in uniq[counts > 1][:5]:
-                    fail("duplicate", f"request {inst.ids[i]}: appears more than once")
-        if len(e):
-            if not slot:
-                for i in np.intersect1d(r, e)[:5]:
-                    fail("duplicate", f"request {inst.ids[i]}: evicted and processed in the same batch (an "
-                         "evicted request does no work in the evicting batch)")
-            for i in e[st.done[e]][:5]:
-                fail("completed", f"request {inst.ids[i]}: evicted after it completed")
-            for i in e[(st.m[e] == 0) & ~st.done[e]][:5]:
-                fail("evict", f"request {inst.ids[i]}: evicted but holds no KV")
+        for rule, msg in entry_problems(r, e, st, inst.ids, position, slot):
+            fail(rule, msg)
         if bad:
             return VerifyResult(False, bad)
         if len(e):  # evictions take effect before the batch runs
@@ -256,6 +240,30 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
     tbt_req, tbt = emitted.tbt()
     return _result(inst, sched, emitted.first_token, completion, tbt_req, tbt, emitted.max_gap, peak, busy,
                    int(st.evictions.sum()))
+
+
+def entry_problems(r, e, st, ids, position, slot: bool = False) -> list[tuple[str, str]]:
+    """(rule, message) for each fault among one batch's entries, before it runs (state ``st``), that every
+    replay checks: a request at most once among those processed ``r`` and at most once among those evicted
+    ``e``; in the batch model an evicted request does no work in the evicting batch (in the slot model an
+    eviction restarts the request, which may start again at once); an evicted request has not completed and
+    holds KV. ``position``: an n-long scratch array. At most five of each kind are named."""
+    out = []
+    for group in (r, e):
+        if len(group) < 2:
+            continue
+        pos = np.arange(len(group))
+        position[group] = pos  # a repeated index keeps its last position only
+        if np.any(position[group] != pos):
+            uniq, counts = np.unique(group, return_counts=True)
+            out += [("duplicate", f"request {ids[i]}: appears more than once") for i in uniq[counts > 1][:5]]
+    if len(e):
+        if not slot:
+            out += [("duplicate", f"request {ids[i]}: evicted and processed in the same batch (an evicted request "
+                     "does no work in the evicting batch)") for i in np.intersect1d(r, e)[:5]]
+        out += [("completed", f"request {ids[i]}: evicted after it completed") for i in e[st.done[e]][:5]]
+        out += [("evict", f"request {ids[i]}: evicted but holds no KV") for i in e[(st.m[e] == 0) & ~st.done[e]][:5]]
+    return out
 
 
 class TokenTimes:

@@ -99,7 +99,7 @@ def _select(ptr: np.ndarray, sel: np.ndarray):
 
 def replay_engines(inst: Instance, sched: Schedule):
     """The batch-by-batch replay of every rule, in start-time order; it names each violation."""
-    from .verify import EPS, TokenTimes, VerifyResult, _result, incomplete_requests
+    from .verify import EPS, TokenTimes, VerifyResult, _result, entry_problems, incomplete_requests
 
     n, lim, cost = inst.n, inst.limits, inst.cost_model
     K, tau = lim.K, lim.kv_transfer_per_token
@@ -174,22 +174,9 @@ def replay_engines(inst: Instance, sched: Schedule):
             fail("order", f"starts before the engine's previous batch ends at {end[e]:g}")
         if len(r) == 0:
             fail("empty", "processes no token")
-        for group in (r, ev):
-            if len(group) < 2:
-                continue
-            p = np.arange(len(group))
-            position[group] = p
-            if np.any(position[group] != p):
-                uq, counts = np.unique(group, return_counts=True)
-                for i in uq[counts > 1][:5]:
-                    fail("duplicate", f"request {ids[i]}: appears more than once")
+        for rule, msg in entry_problems(r, ev, st, ids, position):
+            fail(rule, msg)
         if len(ev):
-            for i in np.intersect1d(r, ev)[:5]:
-                fail("duplicate", f"request {ids[i]}: evicted and processed in the same batch")
-            for i in ev[st.done[ev]][:5]:
-                fail("completed", f"request {ids[i]}: evicted after it completed")
-            for i in ev[(st.m[ev] == 0) & ~st.done[ev]][:5]:
-                fail("evict", f"request {ids[i]}: evicted but holds no KV")
             for i in ev[(loc[ev] != e) & (st.m[ev] > 0)][:5]:
                 fail("engine", f"request {ids[i]}: evicted on engine {e}, but its KV is on engine {loc[i]}")
         if bad:

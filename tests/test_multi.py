@@ -238,3 +238,20 @@ def test_tiled_bound_with_k_engines():
             assert ver.feasible
             assert form.t_star().sum() <= ver.metrics["busy_time"] * (1 + 1e-9)
             assert form.drain() <= ver.metrics["makespan"] + 1e-9
+
+
+def test_multi_engine_replay_checks_a_batch_entries_as_the_one_engine_replay():
+    """The entry checks both replays share (verify.entry_problems): a request twice in a batch, an eviction
+    of a request that holds no KV, one evicted and processed in the same batch: named, on several engines too."""
+    inst = three_requests("round-robin")
+    data = simulate(inst, make_policy("sarathi-serve", inst)).schedule.to_dict(inst)
+    twice = json.loads(json.dumps(data))
+    twice["batches"][0].update(requests=[0, 0], tokens=[5, 5])
+    assert "[duplicate] request 0: appears more than once" in verify(inst, Schedule.from_dict(twice, inst)).violations[0]
+    no_kv = json.loads(json.dumps(data))
+    no_kv["batches"][0]["evict"] = [2]
+    assert "[evict] request 2: evicted but holds no KV" in verify(inst, Schedule.from_dict(no_kv, inst)).violations[0]
+    both = json.loads(json.dumps(data))
+    both["batches"][1]["evict"] = both["batches"][1]["requests"][:1]
+    v = verify(inst, Schedule.from_dict(both, inst))
+    assert not v.feasible and any("evicted and processed in the same batch" in x for x in v.violations)
