@@ -209,6 +209,19 @@ def _unknown_keys(col: _Collector, obj: dict, allowed, path: str) -> None:
             col.add(where, f"unknown key; expected one of: {', '.join(allowed)}")
 
 
+def _object_entry(col: _Collector, obj, allowed, required, path: str, what: str) -> bool:
+    """Check one entry of a list of objects (a request, a prompt type): an object (else False, reported),
+    with no unknown keys and every required field (reported, True)."""
+    if not isinstance(obj, dict):
+        col.add(path, f"must be an object with {what}, got {_show(obj)}")
+        return False
+    _unknown_keys(col, obj, allowed, path)
+    for k in required:
+        if k not in obj:
+            col.add(f"{path}.{k}", "missing required field")
+    return True
+
+
 def _request_columns(col: _Collector, reqs) -> dict[str, list] | None:
     """Normalise row or columnar ``requests`` to columns, reporting shape problems."""
     keys = REQUIRED_REQUEST_KEYS + OPTIONAL_REQUEST_KEYS
@@ -218,14 +231,8 @@ def _request_columns(col: _Collector, reqs) -> dict[str, list] | None:
             return None
         cols: dict[str, list] = {k: [] for k in keys}
         for i, r in enumerate(reqs):
-            path = f"requests[{i}]"
-            if not isinstance(r, dict):
-                col.add(path, f"must be an object with arrival, prompt, output, got {_show(r)}")
+            if not _object_entry(col, r, keys, REQUIRED_REQUEST_KEYS, f"requests[{i}]", "arrival, prompt, output"):
                 continue
-            _unknown_keys(col, r, keys, path)
-            for k in REQUIRED_REQUEST_KEYS:
-                if k not in r:
-                    col.add(f"{path}.{k}", "missing required field")
             for k in keys:
                 cols[k].append(r.get(k))
         cols = {k: v for k, v in cols.items() if k in REQUIRED_REQUEST_KEYS or any(x is not None for x in v)}
@@ -410,13 +417,8 @@ def _parse_types(col: _Collector, spec, model: str, cost_model, memory) -> Promp
     before = len(col.problems)
     for j, t in enumerate(spec):
         path = f"types[{j}]"
-        if not isinstance(t, dict):
-            col.add(path, f"must be an object with prompt, output, rate, got {_show(t)}")
+        if not _object_entry(col, t, TYPE_KEYS, TYPE_KEYS, path, "prompt, output, rate"):
             continue
-        _unknown_keys(col, t, TYPE_KEYS, path)
-        for k in TYPE_KEYS:
-            if k not in t:
-                col.add(f"{path}.{k}", "missing required field")
         if "prompt" in t:
             col.add(f"{path}.prompt", _int_problem(t["prompt"], 1))
         if "output" in t:
