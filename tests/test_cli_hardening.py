@@ -229,3 +229,20 @@ def test_subcommands_use_the_shared_argument_checks(capsys, argv):
     (capacity --seed -1 was an internal error, bench --workers 0 was accepted)."""
     code, _, err = run(capsys, *argv)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "must be" in err
+
+
+def test_a_broken_cost_model_profile_is_bad_input_not_a_bug(capsys, tmp_path, monkeypatch):
+    """A profile a user wrote (LPBENCH_MODELS) that is not valid TOML, lacks its form or has a non-table
+    coefficients entry: exit 2 naming the file, not an internal error (exit 3)."""
+    (tmp_path / "broken.toml").write_text("form = [\n")
+    (tmp_path / "noform.toml").write_text("[coefficients]\na = 1\n")
+    (tmp_path / "nocoef.toml").write_text('form = "linear"\ncoefficients = 3\n')
+    monkeypatch.setenv("LPBENCH_MODELS", str(tmp_path))
+    expected = {"broken": "broken.toml: not valid TOML", "noform": "models/noform.toml.form: missing",
+                "nocoef": "models/nocoef.toml: coefficients must be a table"}
+    for name, message in expected.items():
+        inst = tmp_path / f"{name}.json"
+        inst.write_text(json.dumps({"memory": 40, "model": "batch", "cost_model": name,
+                                    "requests": [{"arrival": 0, "prompt": 3, "output": 10}]}))
+        code, _, err = run(capsys, "validate", str(inst))
+        assert code == 2 and message in err, (name, code, err)

@@ -33,13 +33,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 from ..errors import InputError
 from ..instance import Instance, load_instance, parse_instance
+from ..tomlfile import read_toml
 
 KEYS = {"name": str, "instances": list, "formulations": list, "solvers": list, "policies": list,
         "time_limit": (int, float), "repetitions": int, "seed": int, "grace": (int, float), "metric": str,
@@ -161,13 +157,7 @@ def load_suite(path: str | Path) -> Suite:
     from ..solvers import load_profiles
 
     p = Path(path)
-    try:
-        with open(p, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"SUITE: {p} does not exist") from None
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{p}: not valid TOML ({e})") from None
+    data = read_toml(p, f"SUITE: {p} does not exist")
     problems: list[str] = []
     for key in data:
         if key != "suite":

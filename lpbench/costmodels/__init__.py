@@ -8,12 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 from ..errors import InputError
+from ..tomlfile import read_toml
 from . import infermax, linear, piecewise, tiled, unit  # noqa: F401  (register the forms)
 from .base import FORMS, CostModel
 
@@ -39,13 +35,15 @@ def read_profile(name: str) -> dict:
     path = models_dir() / f"{name}.toml"
     if not path.is_file():
         raise InputError(f"cost_model: unknown profile {name!r}; expected one of: {', '.join(profile_names())}")
-    with open(path, "rb") as fh:
-        return tomllib.load(fh)
+    return read_toml(path, f"cost_model: unknown profile {name!r}")
 
 
 def load_profile(name: str) -> CostModel:
     prof = read_profile(name)
-    return build({"form": prof["form"], **prof.get("coefficients", {})}, path=f"models/{name}.toml")
+    where = f"models/{name}.toml"
+    if not isinstance(prof.get("coefficients", {}), dict):
+        raise InputError(f"{where}: coefficients must be a table, got {prof['coefficients']!r}")
+    return build({"form": prof.get("form"), **prof.get("coefficients", {})}, path=where)
 
 
 def build(spec, path: str = "cost_model") -> CostModel:
@@ -56,7 +54,8 @@ def build(spec, path: str = "cost_model") -> CostModel:
         raise InputError(f"{path}: must be a profile name or an object with 'form', got {spec!r}")
     form = spec.get("form")
     if form not in FORMS:
-        raise InputError(f"{path}.form: unknown cost-model form {form!r}; expected one of: {', '.join(FORMS.names())}")
+        got = "missing" if form is None else f"unknown cost-model form {form!r}"
+        raise InputError(f"{path}.form: {got}; expected one of: {', '.join(FORMS.names())}")
     cls = FORMS.get(form)
     problems = []
     for key, value in spec.items():

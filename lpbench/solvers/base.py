@@ -10,13 +10,9 @@ from typing import ClassVar
 
 import numpy as np
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib
-
 from ..errors import InputError
 from ..registry import Registry
+from ..tomlfile import read_toml
 
 BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
 STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "licence_limit", "interrupted", "refused", "error")
@@ -67,13 +63,7 @@ def solvers_toml() -> Path:
 
 def load_profiles() -> dict[str, SolverProfile]:
     path = solvers_toml()
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise InputError(f"no solvers.toml found (looked at {path}; set LPBENCH_SOLVERS)") from None
-    except tomllib.TOMLDecodeError as e:
-        raise InputError(f"{path}: invalid TOML: {e}") from None
+    data = read_toml(path, f"no solvers.toml found (looked at {path}; set LPBENCH_SOLVERS)")
     profiles = {}
     for name, spec in data.get("solver", {}).items():
         where = f"{path}: solver.{name}"
