@@ -385,12 +385,20 @@ def cmd_list(args) -> int:
         from .costmodels import FORMS, profile_names, read_profile
 
         print("profiles (models/*.toml):")
+        broken = []
         for name in profile_names():
-            prof = read_profile(name)
-            print(f"  {name:<34} form={prof['form']:<10} {prof.get('description', '')}")
+            try:
+                prof = read_profile(name)
+            except InputError as e:  # listed as broken; the others are still listed, then exit 2
+                broken += e.lines()
+                print(f"  {name:<34} (broken: see below)")
+                continue
+            print(f"  {name:<34} form={str(prof.get('form')):<10} {prof.get('description', '')}")
         print("forms (inline {\"form\": NAME, ...}):")
         for name, cls in FORMS.items():
             print(f"  {name:<10} coefficients: {', '.join(cls.params) or '(none)'}")
+        if broken:
+            raise InputError(broken)
     elif args.what == "formulations":
         from .formulations import FORMULATIONS
 
