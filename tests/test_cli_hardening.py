@@ -246,3 +246,23 @@ def test_a_broken_cost_model_profile_is_bad_input_not_a_bug(capsys, tmp_path, mo
                                     "requests": [{"arrival": 0, "prompt": 3, "output": 10}]}))
         code, _, err = run(capsys, "validate", str(inst))
         assert code == 2 and message in err, (name, code, err)
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[solver.x]\nbackend = "highs"\nthreads = "abc"\n', "solver.x.threads: must be an integer >= 1, got 'abc'"),
+    ('[solver.x]\nbackend = "highs"\nseed = -2\n', "solver.x.seed: must be an integer >= 0, got -2"),
+    ('[solver.x]\nbackend = "highs"\noptions = 3\n', "solver.x.options: must be a table of backend options"),
+    ("solver = 3\n", "solver: must be a table of profiles"),
+    ('[solver.x]\nbackend = "highs"\noptions = {bogus_option = 1}\n', "options.bogus_option: HiGHS rejects 1"),
+    ('[solver.x]\nbackend = "cpsat"\noptions = {num_workers = "two"}\n',
+     "options.num_workers: CP-SAT has no such parameter or it does not take 'two'"),
+])
+def test_a_bad_solver_profile_is_bad_input(capsys, tmp_path, monkeypatch, body, message):
+    """solvers.toml fields and backend options are checked (exit 2, the field and the value), where a bad
+    thread count or an unknown backend option used to be ignored or to end in an internal error."""
+    (tmp_path / "s.toml").write_text(body)
+    monkeypatch.setenv("LPBENCH_SOLVERS", str(tmp_path / "s.toml"))
+    # formulations that always reach the backend (no certify step that may prove the optimum first)
+    formulation = "completion-cp" if '"cpsat"' in body else "latency-lp"
+    code, _, err = run(capsys, "solve", SLOT12, "--formulation", formulation, "--solver", "x", "-q")
+    assert code == 2 and message in err, (code, err)

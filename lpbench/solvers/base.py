@@ -65,6 +65,8 @@ def load_profiles() -> dict[str, SolverProfile]:
     path = solvers_toml()
     data = read_toml(path, f"no solvers.toml found (looked at {path}; set LPBENCH_SOLVERS)")
     profiles = {}
+    if not isinstance(data.get("solver", {}), dict):
+        raise InputError(f"{path}: solver: must be a table of profiles ([solver.NAME]), got {data['solver']!r}")
     for name, spec in data.get("solver", {}).items():
         where = f"{path}: solver.{name}"
         if not isinstance(spec, dict) or "backend" not in spec:
@@ -80,6 +82,12 @@ def load_profiles() -> dict[str, SolverProfile]:
             v = spec.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
                 raise InputError(f"{where}.{key}: must be a non-negative number, got {v!r}")
+        for key, least in (("threads", 1), ("seed", 0)):
+            v = spec.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < least):
+                raise InputError(f"{where}.{key}: must be an integer >= {least}, got {v!r}")
+        if not isinstance(spec.get("options", {}), dict):
+            raise InputError(f"{where}.options: must be a table of backend options, got {spec['options']!r}")
         profiles[name] = SolverProfile(name=name, **{k: v for k, v in spec.items()})
     return profiles
 

@@ -80,7 +80,11 @@ def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v:
     p.relative_gap_limit = float(profile.rel_gap)
     p.random_seed = int(profile.seed)
     for k, v in profile.options.items():
-        setattr(p, k, v)
+        try:
+            setattr(p, k, v)
+        except (AttributeError, TypeError, ValueError):
+            raise InputError(f"solver profile {profile.name!r}: options.{k}: CP-SAT has no such parameter or it "
+                             f"does not take {v!r} (see sat_parameters.proto)") from None
     p.catch_sigint_signal = False  # lpbench.interrupt handles Ctrl-C and calls stop_search()
     t0 = time.perf_counter()
     try:  # Ctrl-C calls stop_search(); so does the deadline, in case CP-SAT's own limit is not checked in time

@@ -6,6 +6,7 @@ import time
 import highspy
 import numpy as np
 
+from ..errors import InputError
 from ..interrupt import REQUESTED, Abandoned, run_interruptible
 from .base import BACKENDS, Backend, SolveResult
 
@@ -70,7 +71,9 @@ class HighsBackend(Backend):
         h.setOptionValue("threads", int(profile.threads))
         h.setOptionValue("random_seed", int(profile.seed))
         for k, v in profile.options.items():
-            h.setOptionValue(k, v)
+            if h.setOptionValue(k, v) != highspy.HighsStatus.kOk:
+                raise InputError(f"solver profile {profile.name!r}: options.{k}: HiGHS rejects {v!r} (an unknown "
+                                 "option or a value of the wrong type or range; see HiGHS's option list)")
         if warm_x is not None and model.is_mip():
             sol = highspy.HighsSolution()
             sol.col_value = list(map(float, warm_x))
