@@ -33,7 +33,7 @@ ap.add_argument("--time-limit", type=float, default=60.0)
 ap.add_argument("--families", default="uniform-mem," + ",".join(infermax.PAIRS))
 ap.add_argument("--anatomy", action="store_true",
                 help="instead of solving: per family and B, the best policy schedule and the packed incumbent "
-                     "(makespan, batches, batches with a decode / a prefill step) against the bound (V12)-(V14)")
+                     "(makespan, batches, batches with a decode / a prefill step) against the bound (V12)-(V15)")
 ap.add_argument("--cpsat-defaults", type=json.loads, default=None,
                 help="JSON object replacing InferMaxCSP.cpsat_defaults, e.g. '{}' for CP-SAT's own presolve")
 args = ap.parse_args()

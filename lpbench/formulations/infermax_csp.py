@@ -111,9 +111,10 @@ after the last non-empty batch every request is complete (termination), so an em
 * (V12) A_J >= layers · min_{y,Y} [W + Σ_i κ_i (O_i − 1 − D_i(y)) + b_o Y + b_d y + b_p Yp(y, Y)]
   over the number y = Yd of batches with a decode step (:func:`batch_count_bound`): (V10)-(V11)
   minimised in closed form, as a constant CP-SAT's propagation starts from (its LP does not find this
-  minimum). For a given y, Pmin is the (V14) count, Y(y) the largest of (V8), y, Pmin and
-  ⌈(Σ_i O_i + (Kg − Kgd) y) / Kg⌉ ((V3) summed), D_i(y) the decode steps that minimise the (V11)
-  term subject to (V13), and Yp the least number of prefill batches by (V14). Where the best schedule's makespan reaches it (within ``root_rtol``), that schedule is
+  minimum). For a given y, Pmin is the larger of the (V14) and (V15a) counts, Y(y) the largest of
+  (V8), y, Pmin and ⌈(Σ_i O_i + (Kg − Kgd) y) / Kg⌉ ((V3) summed), D_i(y) the decode steps that
+  minimise the (V11) term subject to (V13) (and (V15b)), and Yp the least number of prefill batches
+  by (V14) and (V15a). Where the best schedule's makespan reaches it (within ``root_rtol``), that schedule is
   optimal and the model is not built at all (*root proof*; it is what proves the long-output mixes,
   whose models are too large to build, docs/infermax-csp-scaling.md).
 * (V13) 0 <= D_i <= min(O_i − 1, y) and Σ_i D_i <= Kd y: a request's decode steps are in distinct
@@ -128,9 +129,38 @@ after the last non-empty batch every request is complete (termination), so an em
   Y − y batches without a decode step are prefill batches (V4), and every token a batch processes is
   held after it (m_{i,j} = m_{i,j-1} + c_{i,j}, counted in Σ_i m_{i,j} <= M), so such a batch processes
   at most Ca prefill tokens; every other prefill batch also has a decode step, which processes one of
-  its C tokens and whose request holds >= I_i + 1 after it, so at most Cm. Pmin is ⌈Σ_i I_i / Ca⌉.
+  its C tokens and whose request holds >= I_i + 1 after it, so at most Cm. Its least count is ⌈Σ_i I_i / Ca⌉.
   As a larger Y can lower this Yp, (V12) takes the least over Y = Y(y), ..., Y(y) + Pmin + 1
   too (beyond that Yp = Y − y and every term grows with Y).
+* (V15) *Prefill ends that force an eviction* (memory binding; docs/infermax-csp-scaling.md). Let P_j
+  be the requests with a prefill end in batch j (they generate in a prefill step) and call j
+  *overfull* if Σ_{i∈P_j} I_i + min_{i∈P_j} (O_i − 1) > M. Lemma: F, the number of overfull batches,
+  is at most X = Σ_i (O_i − 1 − D_i), the prefill ends beyond each request's first. Proof: after
+  batch j every i ∈ P_j holds m_{i,j} = S_{i,j-1} >= I_i and is in the decode phase (m >= L) until it
+  is evicted. Let j' >= j be the first batch in which a member r of P_j completes (termination); r
+  holds I_r + O_r − 1 after j' (its peak), and every other member not evicted in between holds
+  >= I_i; with Σ_i m_{i,j'} <= M that contradicts overfull, so some member is evicted in a batch
+  t ∈ (j, j'], in the decode phase. Map j to the earliest such eviction. Two overfull batches
+  j1 < j2 mapped to the same eviction (t, i) would have i ∈ P_{j1} ∩ P_{j2}; a second prefill end
+  needs the prefill phase, so i was evicted in (j1, j2], earlier than t: the map is injective.
+  After a decode-phase eviction the request is in the prefill phase (m = 0 < L = S) and, not being
+  complete, generates again only at a prefill end (a refill end), before any later decode-phase
+  eviction; so a request has at most O_i − D_i − 1 of them (every generated token is a decode step
+  or a prefill end, the first prefill end included). Hence F <= X. With K1 the largest |S| whose
+  Σ_S I_i + min_S (O_i − 1) <= M (:func:`prefill_end_capacity`), a batch that is not overfull has at
+  most K1 prefill ends, an overfull one at most Kg; and n + X = Σ_i (O_i − D_i) prefill ends in all.
+  (V15a) n + X <= K1 Yp + (Kg − K1) F <= K1 Yp + (Kg − K1) X, and n + X <= Kg Yp: for every X >= 0,
+  Yp >= max((n + X) / Kg, (n − (Kg − K1 − 1) X) / K1), whose least over X is ⌈n / K1⌉ when
+  Kg − K1 <= 1 (:func:`prefill_batches_by_ends`). (V15b) Σ_i O_i = n + Σ_i D_i + X generations:
+  <= Kgd in each of the y batches with a decode step (V3), <= K1 in each other batch unless it is
+  overfull (<= Kg, at most F <= X of them), so where Kg − K1 = 1, Σ_i D_i <= Kgd y + K1 (Y − y) − n:
+  a cap on the decode steps of (V13) for each (y, Y), which (V12) then takes (its least over Y
+  reaches Y − y >= ⌈n / K1⌉ <= Pmin, where the cap no longer binds since Kgd >= Kd). With Kg − K1
+  >= 2 (V15b) is left out (weaker, not needed for validity). Example: uniform I = 64, O = 16,
+  M = 320 has Kg = 5, K1 = 4 (5 prompts fill M; the first of them to complete would need 15 more):
+  a schedule without evictions ends at most 4 prefills and generates at most 4 tokens per batch, so
+  at B = 32 it has >= 8 prefill batches and >= 128 batches, which the grouped policy schedule
+  (128/120/8) meets -- a root proof; each eviction that would save a batch costs a re-prefill κ_i.
 
 (V4)-(V11) let CP-SAT count the per-batch biases (b_o for each of the >= N batches, a
 phase bias for each) on top of the unavoidable work; where the best policy schedule pays exactly that
@@ -275,37 +305,82 @@ def min_batches(inst) -> int:
     return n
 
 
-def batch_count_bound(inst, k):
-    """(V12)-(V14): the least right side of (V10)-(V11) over the numbers y of batches with a decode
-    step and Y of batches, per layer, with the cost coefficients ``k`` (as :func:`unavoidable_work`)."""
+def prefill_end_capacity(I, O, memory: int) -> int:
+    """K1 of (V15): the largest |S| with Σ_{i∈S} I_i + min_{i∈S} (O_i − 1) <= M. For each output length o,
+    S holds a request with O_i = o -- the one with the least prompt, by exchange -- and the least
+    prompts among the other requests with O_i >= o."""
+    I, O = np.asarray(I, dtype=np.int64), np.asarray(O, dtype=np.int64)
+    best = 0
+    for o in np.unique(O):
+        pinned = np.flatnonzero(O == o)[np.argmin(I[O == o])]
+        room = int(memory) - (int(o) - 1) - int(I[pinned])
+        if room >= 0:
+            others = np.sort(np.delete(I, pinned)[np.delete(O, pinned) >= o])
+            best = max(best, 1 + int(np.searchsorted(np.cumsum(others), room, side="right")))
+    return best
+
+
+def prefill_batches_by_ends(n: int, Kg: int, K1: int) -> int:
+    """(V15a): the fewest prefill batches that can hold the n + X prefill ends when at most K1 fit in
+    a batch, except F <= X overfull ones that hold at most Kg: the least over X >= 0 of
+    max((n + X) / Kg, (n + X − (Kg − K1) X) / K1), rounded up (n / K1 when Kg − K1 <= 1)."""
+    delta = Kg - K1
+    if K1 <= 0:
+        return -(-n // Kg)
+    if delta <= 1:
+        return -(-n // K1)
+    crossing = Fraction(delta * n, K1 + Kg * (delta - 1))   # where the two lines meet
+    return math.ceil((n + crossing) / Kg)
+
+
+def batch_count_bound(inst, k, prefill_ends: bool = True):
+    """(V12)-(V15): the least right side of (V10)-(V11) over the numbers y of batches with a decode
+    step and Y of batches, per layer, with the cost coefficients ``k`` (as :func:`unavoidable_work`).
+    ``prefill_ends=False`` leaves (V15) out (the bound of before, for comparisons)."""
     I, O = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+    n = inst.n
     Kg, Kgd, Kd = generation_capacities(I, inst.memory)
-    kappa = np.array([k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(inst.n)])
+    K1 = prefill_end_capacity(I, O, inst.memory) if prefill_ends else Kg
+    kappa = np.array([k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(n)])
     C = inst.limits.token_budget
     # (V14) prefill tokens per batch: a prefill-only batch holds them all after it (<= M, <= C); a
     # mixed one also holds a decoding request's >= I_min + 1 and processes its decode token
     alone_cap = min(int(C), int(inst.memory)) if C is not None else int(inst.memory)
     mixed_cap = min(int(C) - 1 if C is not None else int(inst.memory), int(inst.memory) - int(I.min()) - 1)
-    Pmin = max(1, -(-int(I.sum()) // alone_cap))
+    ends = prefill_batches_by_ends(n, Kg, K1)                 # (V15a)
+    Pmin = max(1, -(-int(I.sum()) // alone_cap), ends)
     y = np.arange(int((O - 1).sum()) + 1, dtype=np.int64)     # a decode batch holds >= 1 decode step
-    # decode steps D_i <= min(O_i - 1, y), Σ D_i <= Kd y, given to the largest κ_i > 0 first (a
-    # fractional knapsack with unit weights and integer capacities: the greedy optimum is integral)
     gain = np.flatnonzero(kappa > 0)
     gain = gain[np.argsort(-kappa[gain], kind="stable")]
     cap = np.minimum((O[gain] - 1)[:, None], y[None, :])      # per request (rows) and y (columns)
     before = np.cumsum(cap, axis=0) - cap
-    D = np.clip(Kd * y[None, :] - before, 0, cap)
-    # (exact integers with the model's integer-scaled coefficients)
-    missing = kappa[kappa < 0] @ (O[kappa < 0] - 1) + kappa[gain] @ ((O[gain] - 1)[:, None] - D)
+
+    def reprefills(total):
+        """Least Σ_i κ_i (O_i − 1 − D_i) over D_i <= min(O_i − 1, y), Σ_i D_i <= total (per y): the
+        decode steps go to the largest κ_i > 0 first (a fractional knapsack with unit weights and
+        integer capacities, whose greedy optimum is integral). Exact integers with integer κ."""
+        D = np.clip(total[None, :] - before, 0, cap)
+        return kappa[kappa < 0] @ (O[kappa < 0] - 1) + kappa[gain] @ ((O[gain] - 1)[:, None] - D)
+
+    # (V15b), where Kg − K1 = 1: Σ_i D_i <= Kgd y + K1 (Y − y) − n, so the re-prefills depend on Y
+    capped = K1 == Kg - 1
+    missing = None if capped else reprefills(Kd * y)
     Ymin = np.maximum.reduce([np.full_like(y, min_batches(inst)), y, np.full_like(y, Pmin),
                               -(-(int(O.sum()) + (Kg - Kgd) * y) // Kg)])
     best = None
-    for extra in range(Pmin + 2):  # (V14) may trade a prefill batch for a prefill-only batch more
+    # (V14) may trade a prefill batch for a prefill-only batch more; (V15b) a re-prefill for a batch
+    # more until Y − y >= ⌈n / K1⌉ <= Pmin; beyond Y = Ymin + Pmin + 1 every term grows with Y
+    for extra in range(Pmin + 2):
         Y = Ymin + extra
         alone = Y - y                                         # batches without a decode step (V4)
         need = np.maximum(0, int(I.sum()) - alone_cap * alone)  # prefill tokens left to mixed batches
         Yp = alone + -(-need // mixed_cap) if mixed_cap > 0 else alone
+        Yp = np.maximum(Yp, ends)
         fits = need == 0 if mixed_cap <= 0 else np.ones_like(need, dtype=bool)  # no room in mixed batches
+        if capped:
+            room = Kgd * y + K1 * alone - n                   # decode steps (V15b) leaves
+            fits &= room >= 0
+            missing = reprefills(np.minimum(Kd * y, np.maximum(room, 0)))
         if fits.any():
             value = (k["b_o"] * Y + k["b_d"] * y + k["b_p"] * Yp + missing)[fits].min()
             best = value if best is None else min(best, value)
@@ -373,14 +448,14 @@ class InferMaxCSP(InferMaxBatchModel):
     root_rtol = 1e-9
 
     def root_bound(self) -> float:
-        """(V12)-(V14) in seconds, with the cost model's own coefficients: t0 + layers · batch_count_bound."""
+        """(V12)-(V15) in seconds, with the cost model's own coefficients: t0 + layers · batch_count_bound."""
         cm = self.inst.cost_model
         return float(self.inst.arrival.min()) + cm.layers * 1e-3 * batch_count_bound(self.inst, vars(cm))
 
     def build(self, root: bool = True):
         """Build with the exact integer scale when every linear expression fits 2^62; otherwise drop
         decimal digits of the scale until it fits (see ``scaling`` in the module docstring). With
-        ``root`` (and the cuts), an incumbent whose makespan is the (V12)-(V14) bound is optimal already:
+        ``root`` (and the cuts), an incumbent whose makespan is the (V12)-(V15) bound is optimal already:
         the model is then not built (*root proof*; :meth:`solve` returns the incumbent)."""
         self.refusal, self.rounding = None, 0.0
         self.root_proof = (root and self.cuts and self.incumbent_objective is not None
@@ -659,7 +734,7 @@ class InferMaxCSP(InferMaxBatchModel):
         lo, hi, Yhi = (k["b_d"], k["b_p"], Yp) if k["b_p"] >= k["b_d"] else (k["b_p"], k["b_d"], Yd)
         m.Add(makespan >= unit_factor * (unavoidable_work(inst, k) + (k["b_o"] + lo) * Y + (hi - lo) * Yhi
                                          + sum(w * (int(O[i]) - 1 - D[i]) for i, w in enumerate(missing))))
-        m.Add(makespan >= unit_factor * batch_count_bound(inst, k))   # (V12)-(V14)
+        m.Add(makespan >= unit_factor * batch_count_bound(inst, k))   # (V12)-(V15)
 
     @staticmethod
     def _done_after(m, S, U, i, j):
@@ -740,7 +815,7 @@ class InferMaxCSP(InferMaxBatchModel):
     @staticmethod
     def search_incumbent(inst, deadline: float, seed: int = 0):
         """The packed schedules of :mod:`lpbench.heuristics.infermax_pack` (memory not binding, offline):
-        on the S/L mixes they reach (V12)-(V14) where no policy does, so the root proof fires
+        on the S/L mixes they reach (V12)-(V15) where no policy does, so the root proof fires
         (docs/infermax-csp-scaling.md). The solve pipeline verifies the schedule and uses it where it
         beats every policy."""
         from ..heuristics.infermax_pack import best_packed_schedule
@@ -763,7 +838,7 @@ class InferMaxCSP(InferMaxBatchModel):
                        for i in range(self.inst.n)]
                 makespan = float(verify(self.inst, self.extract(sol)).metrics["makespan"])
                 return SolveResult("optimal", makespan, min(self.root_bound(), makespan), 0.0, sol,
-                                   "proven at the root: the warm start's makespan is the closed-form bound (V12)-(V14)")
+                                   "proven at the root: the warm start's makespan is the closed-form bound (V12)-(V15)")
             self.build(root=False)
         if self.refusal:  # (V12) is closed form: the refused model still certifies its bound
             self.bound_source = "infermax-csp (V12)" if self.cuts else None
