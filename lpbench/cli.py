@@ -237,11 +237,19 @@ def cmd_solve(args) -> int:
                else f"with {rep['solver']} ({rep['backend']})")
         print(f"{inst.name}: {rep['formulation']} ({kind}) {how}: {rep['status']}")
         source = rep.get("objective_source")
-        print(f"  objective ({rep['objective_metric']}) {_fmt(rep['objective'])}"
-              + (f" ({source})" if source and source != "solver" else ""))
+        relaxation = not rep["exact"] and "capacity" not in rep and "fluid" not in rep
+        label = "value" if relaxation else "objective"  # a relaxation's optimum is a bound, not a schedule's value
+        print(f"  {label} ({rep['objective_metric']}) {_fmt(rep['objective'])}"
+              + (f" ({source})" if source and source != "solver" else "")
+              + ("  (the relaxation's optimum: a lower bound on the optimum)" if relaxation else ""))
         print(f"  bound                  {_fmt(rep['bound'])}"
               + (f" ({rep['bound_source']})" if rep["bound_source"] not in (None, rep["backend"]) else ""))
-        print(f"  gap                    {_fmt(rep['gap'])}")
+        print(f"  gap                    {_fmt(rep['gap'])}" + ("  (of the relaxation's own solve)" if relaxation else ""))
+        best, lower = rep.get("best_known"), rep["bound"]
+        if relaxation and best is not None and lower is not None:
+            apart = f", {100 * (best - lower) / best:.1f} % apart" if best > 0 else ""
+            print(f"  best known             {_fmt(best)}  (the best verified schedule); the optimum is in "
+                  f"[{_fmt(lower)}, {_fmt(best)}]{apart}")
         print(f"  build {rep['build_seconds']:.3f}s, solve {rep['solve_seconds']:.3f}s; {rep['variables']} variables, "
               f"{rep['rows']} rows" + (f"; warm start from {rep['warm_start']}" if rep["warm_start"] else ""))
         if rep["message"]:

@@ -4,7 +4,7 @@ import json
 import pytest
 
 
-from conftest import BATCH, TINY, run
+from conftest import BATCH, ROOT, TINY, run
 
 
 
@@ -122,3 +122,14 @@ def test_list_formulations_and_solvers(capsys):
     assert code == 0 and "latency-ip" in out and "volume-bound" in out
     code, out, _ = run(capsys, "list", "solvers")
     assert code == 0 and "highs" in out and "cpsat" in out
+
+
+def test_a_relaxation_reads_as_a_bound_beside_the_best_verified_schedule(capsys):
+    """The text report of a relaxation labels its optimum a value (a lower bound), not a schedule's objective,
+    and states the interval on the optimum from the best verified schedule."""
+    code, out, _ = run(capsys, "solve", str(ROOT / "instances/slot-12.json"), "--formulation", "volume-bound",
+                       "--policies", "mc-sf", "-q")
+    assert code == 0
+    assert "value (total_latency) 70  (the relaxation's optimum: a lower bound on the optimum)" in out
+    assert "the optimum is in [70, 95], 26.3 % apart" in out
+    assert "objective (" not in out
