@@ -129,8 +129,9 @@ class RequestStates:
         self.L[idx] = self.S[idx]
         self.evictions[idx] += 1
 
-    def process(self, idx: np.ndarray, c: np.ndarray):
-        """Process c tokens of each request in ``idx`` (caller has checked 1 <= c <= pending).
+    def process(self, idx: np.ndarray, c: np.ndarray, m: np.ndarray | None = None):
+        """Process c tokens of each request in ``idx`` (caller has checked 1 <= c <= pending); ``m``:
+        ``self.m[idx]``, if the caller has read it already.
 
         Returns (gen, finished): boolean masks over ``idx`` of requests that generated a token,
         and of those that generated their last token (their KV is released after the batch;
@@ -138,7 +139,9 @@ class RequestStates:
         """
         slot = self.model == SLOT
         before = int(self.footprint(idx).sum()) if slot else 0
-        m, S = self.m[idx], self.S[idx]
+        if m is None:
+            m = self.m[idx]
+        S = self.S[idx]
         gen = c == S - m
         self.m[idx] = m + c
         self.S[idx] = S + gen
@@ -146,7 +149,7 @@ class RequestStates:
         self.generated[idx] = generated
         finished = generated >= self.output[idx]
         # batch model: the footprint is m, which grows by c
-        self.kv_total += int(self.footprint(idx).sum()) - before if slot else int(c.sum())
+        self.kv_total += int(self.footprint(idx).sum()) - before if slot else int(np.add.reduce(c))  # c.sum()
         return gen, finished
 
     def repeat(self, idx: np.ndarray, c: np.ndarray, decode: np.ndarray, steps: int) -> np.ndarray:
@@ -157,12 +160,13 @@ class RequestStates:
         complete in the last batch (``release`` them after it, as after ``process``)."""
         pre = idx[~decode]
         dec = idx[decode]
-        assert np.all(c[decode] == 1) and np.all(self.generated[dec] + steps <= self.output[dec])
-        assert np.all(self.m[pre] + steps * c[~decode] < self.L[pre])
+        every = np.logical_and.reduce  # np.all without its Python-level wrapper (called once per run)
+        assert every(c[decode] == 1) and every(self.generated[dec] + steps <= self.output[dec])
+        assert every(self.m[pre] + steps * c[~decode] < self.L[pre])
         self.m[idx] += steps * c
         self.S[dec] += steps
         self.generated[dec] += steps
-        self.kv_total += steps * int(c.sum())
+        self.kv_total += steps * int(np.add.reduce(c))
         return decode & (self.generated[idx] >= self.output[idx])
 
     def move_in(self, idx: np.ndarray, src: "RequestStates") -> None:

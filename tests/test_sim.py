@@ -177,3 +177,37 @@ def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
         res = simulate(inst, policy)
         assert verify(inst, res.schedule).feasible
     assert checked > 100 and evicted > 0
+
+
+@pytest.mark.parametrize("name", ["vllm", "sarathi", "sarathi-nohy", "orca", "infermax-sort-hist", "rank-i", "rank-o",
+                                  "rank-org"])
+def test_unified_scheduler_reservation_invariant(name):
+    """``UnifiedScheduler.reserve_needed``'s invariant, on which its decode paths rely (one slot per decode and
+    step, without reading the reservation): around every batch a running request has reserved = L in prefill,
+    reserved = m in decode, and every other request reserved = 0; under evictions, chunked prefill and runs."""
+    checked = evicted = 0
+    for seed in range(4):
+        budget = 512 if name in ("vllm", "sarathi-nohy") else 256  # unchunked: every prompt + output - 1 fits
+        inst = random_batch_instance(seed, n=50, memory=None, horizon=0.5, limits={"token_budget": budget})
+        policy = make_policy(name, inst)
+        plain_next_batch = policy.next_batch
+
+        def check():
+            st, running = policy.st, np.array(policy.running, dtype=np.int64)
+            expected = np.zeros(inst.n, dtype=np.int64)
+            expected[running] = np.maximum(st.m[running], st.L[running])
+            assert np.array_equal(policy.reserved, expected)
+            assert policy.reserved_total == expected.sum()
+
+        def spy(t):
+            nonlocal checked, evicted
+            check()
+            batch = plain_next_batch(t)
+            checked += 1
+            evicted += batch.evict is not None
+            return batch
+
+        policy.next_batch = spy
+        res = simulate(inst, policy)
+        assert verify(inst, res.schedule).feasible
+    assert checked > 100 and evicted > 0

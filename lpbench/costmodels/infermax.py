@@ -53,14 +53,15 @@ class InferMaxCost(CostModel):
     def _integer_batch_time(self, c, m, decode) -> float:
         """batch_time for integer c and m (the simulator's and the verifier's), with fewer numpy calls: its
         sums are integers, computed exactly (below 2**53 the float sums above are exact too), so the
-        result is the same float."""
+        result is the same float. (np.add.reduce is ndarray.sum without its Python-level wrapper, and
+        nonzero()[0] is np.flatnonzero's; per batch of the simulator, that overhead counts.)"""
         n_d = int(np.count_nonzero(decode))
         n_p = len(c) - n_d
-        per_layer = self.a_o * float(c.sum()) + self.b_o
-        pre = np.flatnonzero(~decode) if n_p else None
+        per_layer = self.a_o * float(np.add.reduce(c)) + self.b_o
+        pre = (~decode).nonzero()[0] if n_p else None
         mp = m[pre].tolist() if n_p else []
         if n_d:
-            kv = int(m.sum()) - sum(mp) + n_d  # Σ_D (m + 1)
+            kv = int(np.add.reduce(m)) - sum(mp) + n_d  # Σ_D (m + 1)
             per_layer += (self.a_d * float(kv) + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
         if n_p:
             work = sum(x * x + 2 * x * y for x, y in zip(c[pre].tolist(), mp))
@@ -88,21 +89,25 @@ class InferMaxCost(CostModel):
         return self.layers * per_layer * 1e-3
 
     def repeat_times(self, c, m0, decode, steps):
-        # batch s has m = m0 + s c: each sum of batch_time is an integer, linear in s, computed exactly in
-        # int64 and converted once (exact below 2**53), then combined by batch_time's expression
+        # batch s has m = m0 + s c: each sum of batch_time is an integer, linear in s, computed exactly
+        # (Python integers from int64 sums, as _integer_batch_time's), then in int64 over s and converted once
+        # (exact below 2**53), then combined by batch_time's expression
         c, m0, decode = np.asarray(c, dtype=np.int64), np.asarray(m0, dtype=np.int64), np.asarray(decode, dtype=bool)
         s = np.arange(steps, dtype=np.int64)
         n_d = int(np.count_nonzero(decode))
         n_p = len(c) - n_d
-        per_layer = self.a_o * float(c.sum()) + self.b_o
+        c_sum = int(np.add.reduce(c))
+        per_layer = self.a_o * float(c_sum) + self.b_o
+        pre = (~decode).nonzero()[0] if n_p else None
+        cp, mp = (c[pre].tolist(), m0[pre].tolist()) if n_p else ([], [])
         if n_d:
-            cd, md = c[decode], m0[decode]
-            kv = (int((md + 1).sum()) + int(cd.sum()) * s).astype(np.float64)  # Σ (m + 1)
+            kv0 = int(np.add.reduce(m0)) - sum(mp) + n_d  # Σ_D (m0 + 1)
+            kv = (kv0 + (c_sum - sum(cp)) * s).astype(np.float64)  # grows by Σ_D c per batch
             per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d)
         if n_p:
-            cp, mp = c[~decode], m0[~decode]
-            work = (int((cp * cp + 2 * cp * mp).sum()) + int((2 * cp * cp).sum()) * s).astype(np.float64)
-            m_sum = (int(mp.sum()) + int(cp.sum()) * s).astype(np.float64)
+            work0 = sum(x * x + 2 * x * y for x, y in zip(cp, mp))  # Σ_P (c² + 2 c m0) ...
+            work = (work0 + 2 * sum(x * x for x in cp) * s).astype(np.float64)  # ... grows by Σ_P 2 c² per batch
+            m_sum = (sum(mp) + sum(cp) * s).astype(np.float64)
             per_layer = per_layer + ((self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p
                                      + self.m_p * m_sum)
         return self.layers * per_layer * 1e-3  # an array: a batch has a decode or a prefill

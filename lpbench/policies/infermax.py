@@ -147,7 +147,7 @@ class UnifiedScheduler(Policy):
 
     def on_batch_end(self, req, tokens, gen, finished) -> None:
         if len(finished):
-            self.reserved_total -= int(self.reserved[finished].sum())
+            self.reserved_total -= int(np.add.reduce(self.reserved[finished]))  # .sum() without its wrapper
             self.reserved[finished] = 0
             if self.priority == "rank":
                 for r in self.rank[finished].tolist():
@@ -183,10 +183,10 @@ class UnifiedScheduler(Policy):
     def decoding(self, i: int) -> bool:
         return bool(self.st.m[i] >= self.st.L[i])
 
-    def tokens_for(self, i: int) -> int:
-        """c for cand under the C and P conditions (0: cannot be allocated)."""
+    def tokens_for(self, i: int, decoding: bool) -> int:
+        """c for cand (``decoding``: its phase) under the C and P conditions (0: cannot be allocated)."""
         room_c = self.C - self.tok
-        if self.decoding(i):
+        if decoding:
             return 1 if room_c >= 1 else 0
         pending = int(self.st.S[i] - self.st.m[i])
         room = min(room_c, self.P - self.tok)
@@ -194,21 +194,27 @@ class UnifiedScheduler(Policy):
             return int(max(0, min(pending, room)))
         return pending if pending <= room else 0
 
-    def reserve_needed(self, i: int) -> int:
-        """Extra KV slots cand must reserve now (M condition)."""
-        st = self.st
-        if not self.holds(i):  # new request or refill
+    def reserve_needed(self, i: int, holds: bool, decoding: bool) -> int:
+        """Extra KV slots cand (``holds``: it runs; ``decoding``: its phase) must reserve now (M condition): S for an admission (I + O - 1 with EF); for a
+        running request none (EF, or a prefill: it reserved S = L when admitted), and one for a decode.
+
+        Reservation invariant (non-EF; ``tests/test_sim.py`` checks it after every batch): between batches a
+        running request holds reserved = L in prefill and reserved = m in decode. Admission reserves S, and a
+        waiting request has S = L (a batch-model eviction sets L = S), m = 0; its prefill chunks reserve
+        nothing until m = L; each decode step reserves one slot and processes one token (``advance_run`` adds
+        ``steps`` to both); eviction and completion set reserved = 0. So a decode's m + 1 - reserved is 1."""
+        if not holds:  # new request or refill
             if self.eviction_free:
                 return int(self.inst.prompt[i] + self.inst.output[i] - 1)
-            return int(st.S[i])
+            return int(self.st.S[i])
         if self.eviction_free:
             return 0
-        return int(max(0, st.m[i] + 1 - self.reserved[i])) if self.decoding(i) else 0
+        return 1 if decoding else 0
 
-    def gate(self, i: int) -> int:
-        """Free memory an admission must see (the §6 histogram gate), >= the reservation."""
-        need = self.reserve_needed(i)
-        if self.histogram_gate and not self.holds(i):
+    def gate(self, i: int, need: int, holds: bool) -> int:
+        """Free memory cand must see (``need``: its reserve_needed(); ``holds``: whether it runs): the
+        reservation, or for an admission under the §6 histogram gate, possibly more."""
+        if self.histogram_gate and not holds:
             k = int(np.floor(np.log2(self.inst.prompt[i])))
             if self.hist_count[k]:
                 need = max(need, min(self.M, int(math.ceil(self.hist_sum[k] / self.hist_count[k]))))
@@ -323,18 +329,16 @@ class UnifiedScheduler(Policy):
             arr = arr[keep]
         if not self.hybrid and phases and True not in phases:
             return arr  # the loop decides (② may apply)
-        st = self.st
-        m = st.m[arr]
-        dec = m >= st.L[arr]
+        dec = self.st.m[arr] >= self.st.L[arr]
         k, n = 0, len(arr)
         while True:
             if k < n and dec[k]:
-                k += self.decode_prefix(arr[k:], m[k:], dec[k:], req, toks, phases)
+                k += self.decode_prefix(arr[k:], dec[k:], req, toks, phases)
             if not (self.hybrid and k < n and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
                     and self.free() >= 0):
                 return arr[k:]
             i = int(arr[k])  # a running prefill: the loop's general path with need = gate = 0, no eviction
-            c = self.tokens_for(i)
+            c = self.tokens_for(i, False)
             if c > 0:
                 req.append(i)
                 toks.append(c)
@@ -343,8 +347,8 @@ class UnifiedScheduler(Policy):
                 phases.add(False)
             k += 1
 
-    def decode_prefix(self, arr, m, dec, req, toks, phases) -> int:
-        """``take_decodes``' step: add the longest prefix of ``arr`` (KV ``m``, phases ``dec``) made of decodes
+    def decode_prefix(self, arr, dec, req, toks, phases) -> int:
+        """``take_decodes``' step: add the longest prefix of ``arr`` (phases ``dec``) made of decodes
         that fit, within C and the batch-size cap; return its length."""
         limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
         if limit > 0:
@@ -353,22 +357,16 @@ class UnifiedScheduler(Policy):
                 limit = j
         if limit <= 0:
             return 0
-        chosen = arr[:limit]
         free = self.free()
         if self.eviction_free:
             k = limit if free >= 0 else 0
-            need = None
-        else:
-            need = np.maximum(0, m[:limit] + 1 - self.reserved[chosen])
-            total = need.cumsum()
-            # each one fits after those before it
-            k = limit if total[-1] <= free else int(np.searchsorted(total, free, side="right"))
+        else:  # each decode needs one slot (reserve_needed's invariant): the first ``free`` fit
+            k = min(limit, max(free, 0))
         if k:
-            if k < limit:
-                chosen = chosen[:k]
-            if need is not None:
-                self.reserved[chosen] += need if k == limit else need[:k]
-                self.reserved_total += int(total[k - 1])
+            chosen = arr[:k]
+            if not self.eviction_free:
+                self.reserved[chosen] += 1
+                self.reserved_total += k
             ids = chosen.tolist()
             req.extend(ids)
             toks.extend([1] * k)
@@ -410,7 +408,9 @@ class UnifiedScheduler(Policy):
                 if cand in self.in_batch or cand in self._evicted:
                     continue
                 # none of the three changes until cand itself is admitted or evicted
-                holds, dec, need = self.holds(cand), self.decoding(cand), self.reserve_needed(cand)
+                holds = self.holds(cand)
+                dec = holds and self.decoding(cand)  # a request in R_w is in prefill (m = 0 < L = S)
+                need = self.reserve_needed(cand, holds, dec)
                 if holds and dec and need <= self.free() and (self.hybrid or not phases or True in phases):
                     # a running decode that fits: the general path below with c = 1, gate = need, no eviction
                     self.reserved[cand] += need
@@ -427,12 +427,12 @@ class UnifiedScheduler(Policy):
                     if stop:  # R_w holds prefills only: every later member is skipped too
                         break
                     continue
-                c = self.tokens_for(cand)
+                c = self.tokens_for(cand, dec)
                 if c <= 0:                                          # ③ C / P: no eviction
                     if stop:
                         break
                     continue
-                gate = self.gate(cand)
+                gate = self.gate(cand, need, holds)
                 admitted = True
                 while gate > self.free():                           # ③ M
                     v = self.victim(cand) if may_evict else None
@@ -483,8 +483,8 @@ class UnifiedScheduler(Policy):
         * at every candidate the batch so far is the same, so the C, P and batch-size room, ② and the
           Rank merge's cut-off are the same. The prefill chunk took the whole room (c < pending), and
           its room, hence c, stays the same while more than c tokens remain;
-        * each decode of B fits again: a step needs Σ (m + 1 - reserved) = |D| slots with reserved = m
-          (checked; zero for EF), the prefill none, and R is capped so free memory covers every step;
+        * each decode of B fits again: a step needs |D| slots (one per decode, ``reserve_needed``'s
+          invariant; zero for EF), the prefill none, and R is capped so free memory covers every step;
         * every other candidate was refused in B by a rule that no step undoes: the room, ②, or memory
           (free memory only falls; the gate and the histogram change only at completions). A refusal for
           memory never evicted (B evicts nothing), so no victim ranked below it, and none does now; a
@@ -509,18 +509,21 @@ class UnifiedScheduler(Policy):
         if self._evicted or self._admitted_past_refusal:
             return 0, True
         st = self.st
-        pre = req[~decode]
-        if len(pre) > 1 or (len(pre) and st.m[pre[0]] >= st.L[pre[0]]):  # a prefill finished: it now decodes
+        n_pre = len(req) - int(np.count_nonzero(decode))
+        if n_pre > 1:
             return 0, True
         steps = INF
-        if len(pre):
-            steps = int(st.L[pre[0]] - st.m[pre[0]] - 1) // int(tokens[~decode][0])  # more than c left each time
-        dec = req[decode]
+        if n_pre:
+            j = int(decode.argmin())  # the prefill's entry
+            left = int(st.L[req[j]] - st.m[req[j]])
+            if left <= 0:  # it finished: it now decodes
+                return 0, True
+            steps = (left - 1) // int(tokens[j])  # more than c left each time
+        dec = req[decode] if n_pre else req
         if len(dec):
-            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()))  # only the last completes
-            if not self.eviction_free:
-                if not (self.reserved[dec] == st.m[dec]).all():
-                    return 0, True
+            left = np.minimum.reduce(self.inst.output[dec] - st.generated[dec])  # .min() without its wrapper
+            steps = min(steps, int(left))  # only the last completes
+            if not self.eviction_free:  # one slot per decode and step (reserve_needed's invariant)
                 steps = min(steps, self.free() // len(dec))
         if self.priority == "rank":
             sensitive = True
@@ -560,7 +563,8 @@ class UnifiedScheduler(Policy):
         room = self.P - tok  # P <= C: min(C - tok, P - tok), as tokens_for()
         pending = int(self.st.S[i])
         c = min(pending, room) if self.chunked else (pending if pending <= room else 0)
-        refused = k >= self.cap or c <= 0 or (self.gate(i) > free and not may_evict)
+        refused = k >= self.cap or c <= 0 or (self.gate(i, self.reserve_needed(i, False, False), False) > free
+                                               and not may_evict)
         if refused and self.priority != "rank":
             self._survival = (self.P, k, free)  # the head is refused: later arrivals queue behind it
         return bool(refused)
@@ -577,7 +581,7 @@ class UnifiedScheduler(Policy):
             return False
         m = members
         st = self.st
-        if not (st.m[m] >= st.L[m]).all():
+        if np.count_nonzero(st.m[m] < st.L[m]):  # a prefill among them
             return False
         if not self.hybrid and phases and True not in phases:
             return True  # every member would be skipped by ②
@@ -585,11 +589,11 @@ class UnifiedScheduler(Policy):
         if k < len(m) and not may_evict:
             return False
         chosen = m[:k]
-        need = 0 if self.eviction_free else np.maximum(0, st.m[chosen] + 1 - self.reserved[chosen])
-        total = 0 if self.eviction_free else int(need.sum())
+        total = 0 if self.eviction_free else k  # one slot per decode (reserve_needed's invariant)
         if total > self.free():
             return False
-        self.reserved[chosen] += need
+        if not self.eviction_free:
+            self.reserved[chosen] += 1
         self.reserved_total += total
         req.extend(chosen.tolist())
         toks.extend([1] * k)

@@ -47,9 +47,10 @@ def apply_batch(st: RequestStates, cost, out: ScheduleBuilder, t: float, batch: 
     req, tokens, evict = batch
     if evict is not None and len(evict):
         st.evict(evict)
-    decode = st.is_decode(req)
-    dur = cost.batch_time(tokens, st.m[req], decode)
-    gen, fin = st.process(req, tokens)
+    m = st.m[req]  # read once for the phases, the cost model and the transition
+    decode = m >= st.L[req]  # st.is_decode(req)
+    dur = cost.batch_time(tokens, m, decode)
+    gen, fin = st.process(req, tokens, m)
     out.add(t, req, tokens, evict)
     return decode, dur, gen, fin
 
