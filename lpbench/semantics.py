@@ -142,8 +142,9 @@ class RequestStates:
         if m is None:
             m = self.m[idx]
         S = self.S[idx]
-        gen = c == S - m
-        self.m[idx] = m + c
+        m_after = m + c
+        gen = m_after == S  # c == S - m
+        self.m[idx] = m_after
         self.S[idx] = S + gen
         generated = self.generated[idx] + gen
         self.generated[idx] = generated

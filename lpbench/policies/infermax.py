@@ -55,6 +55,46 @@ INF = math.inf
 NOT_WAITING = np.iinfo(np.int64).max  # Rank schedulers' wait_need of a request not in R_w
 
 
+class BatchParts:
+    """The batch being built, in candidate order: entries added one by one (``add``) and prefixes of running
+    decodes (c = 1) added as the arrays they are (``add_decodes``), so that they reach the Batch without a
+    Python list in between. ``len`` is the number of entries."""
+
+    __slots__ = ("pieces", "singles", "n", "big_at", "big_c")
+
+    def __init__(self):
+        self.pieces: list = []           # int64 arrays of decodes and lists of single entries, in order
+        self.singles: list[int] = []     # single entries since the last array
+        self.n = 0
+        self.big_at: list[int] = []      # positions and tokens of the entries with c != 1
+        self.big_c: list[int] = []
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, i: int, c: int) -> None:
+        if c != 1:
+            self.big_at.append(self.n)
+            self.big_c.append(c)
+        self.singles.append(i)
+        self.n += 1
+
+    def add_decodes(self, arr: np.ndarray) -> None:
+        if self.singles:
+            self.pieces.append(self.singles)
+            self.singles = []
+        self.pieces.append(arr)
+        self.n += len(arr)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(requests, tokens) as int64 arrays."""
+        pieces = self.pieces + [self.singles] if self.singles else self.pieces
+        req = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        tokens = np.ones(self.n, dtype=np.int64)
+        tokens[self.big_at] = self.big_c
+        return req, tokens
+
+
 class UnifiedScheduler(Policy):
     """Algorithm 1 with the knobs of Table 1. Subclasses set the class attributes."""
 
@@ -80,6 +120,9 @@ class UnifiedScheduler(Policy):
         P = self.P_param if self.P_param > 0 else (self.C if self.C < INF else 4096)
         self.P = min(P, self.C, lim.prefill_budget if lim.prefill_budget is not None else INF)
         self.cap = lim.max_batch_requests if lim.max_batch_requests is not None else INF
+        # the batch's members as a set, for ④ and to skip a member offered twice; the Rank merge offers each
+        # request once, and its victim search needs no set (see victim)
+        self.track_in_batch = self.priority != "rank"
         worst = inst.prompt + inst.output - 1  # a refill recomputes prompt and generated tokens
         if not self.chunked and self.P < INF and worst.max() > self.P:
             i = int(worst.argmax())
@@ -242,9 +285,11 @@ class UnifiedScheduler(Policy):
             self._order, self._pos = self.lower_priority_first(), 0
         while self._pos < len(self._order):
             v = self._order[self._pos]
-            if v in self.in_batch or not self.holds(v):
-                self._pos += 1  # in the batch or already evicted: never a victim again this batch
+            if not self.holds(v) or (self.track_in_batch and v in self.in_batch):
+                self._pos += 1  # already evicted or in the batch: never a victim again this batch
                 continue
+            # Rank merge: a member of the batch came before cand, so it ranks above cand (None, as skipping
+            # it would give: every request after it in this order ranks above it too)
             return v if v != cand and self.outranks(cand, v) else None
         return None
 
@@ -314,7 +359,7 @@ class UnifiedScheduler(Policy):
                 return b
         return end
 
-    def take_decodes(self, arr, req, toks, phases) -> np.ndarray:
+    def take_decodes(self, arr, batch: BatchParts, phases) -> np.ndarray:
         """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
         longest prefix that the loop below would add one by one through its running-decode fast path
         (decodes that fit in free memory, within C and the batch-size cap), and return the rest. Requests
@@ -333,24 +378,24 @@ class UnifiedScheduler(Policy):
         k, n = 0, len(arr)
         while True:
             if k < n and dec[k]:
-                k += self.decode_prefix(arr[k:], dec[k:], req, toks, phases)
-            if not (self.hybrid and k < n and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
+                k += self.decode_prefix(arr[k:], dec[k:], batch, phases)
+            if not (self.hybrid and k < n and not dec[k] and self.C - self.tok >= 1 and len(batch) < self.cap
                     and self.free() >= 0):
                 return arr[k:]
             i = int(arr[k])  # a running prefill: the loop's general path with need = gate = 0, no eviction
             c = self.tokens_for(i, False)
             if c > 0:
-                req.append(i)
-                toks.append(c)
+                batch.add(i, c)
                 self.tok += c
-                self.in_batch.add(i)
+                if self.track_in_batch:
+                    self.in_batch.add(i)
                 phases.add(False)
             k += 1
 
-    def decode_prefix(self, arr, dec, req, toks, phases) -> int:
+    def decode_prefix(self, arr, dec, batch: BatchParts, phases) -> int:
         """``take_decodes``' step: add the longest prefix of ``arr`` (phases ``dec``) made of decodes
         that fit, within C and the batch-size cap; return its length."""
-        limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
+        limit = int(min(len(arr), self.C - self.tok, self.cap - len(batch)))
         if limit > 0:
             j = int(dec[:limit].argmin())  # the first prefill among them, or 0 if there is none
             if not dec[j]:
@@ -367,15 +412,14 @@ class UnifiedScheduler(Policy):
             if not self.eviction_free:
                 self.reserved[chosen] += 1
                 self.reserved_total += k
-            ids = chosen.tolist()
-            req.extend(ids)
-            toks.extend([1] * k)
+            batch.add_decodes(chosen)
             self.tok += k
-            self.in_batch.update(ids)
+            if self.track_in_batch:
+                self.in_batch.update(chosen.tolist())
             phases.add(True)
         return k
 
-    def candidates(self, members, req, toks, phases):
+    def candidates(self, members, batch: BatchParts, phases):
         """The members of a group one by one; an array of running requests (a group, or a run of the rank
         merge) goes through ``take_decodes`` around each request the loop must decide."""
         for item in ([members] if isinstance(members, np.ndarray) else members):
@@ -383,7 +427,7 @@ class UnifiedScheduler(Policy):
                 yield item
                 continue
             while len(item) >= 8:  # the loop decides for the first one take_decodes leaves, then take_decodes again
-                item = self.take_decodes(item, req, toks, phases)
+                item = self.take_decodes(item, batch, phases)
                 if len(item):
                     yield int(item[0])
                     item = item[1:]
@@ -394,18 +438,18 @@ class UnifiedScheduler(Policy):
         self.in_batch: set[int] = set()
         self._evicted: list[int] = []
         self._order = None  # lower_priority_first(), computed on the first eviction of the batch
-        req, toks = [], []
+        batch = BatchParts()
         phases: set[bool] = set()
         self._no_victim = False
         self._memory_refused = False       # a candidate was refused for memory so far in this batch
         self._admitted_past_refusal = False  # ... and a later candidate was admitted (see steady_batches)
         for members, may_evict, stop in self.groups():
-            if self.fast_decodes(members, may_evict, phases, req, toks):
+            if self.fast_decodes(members, may_evict, phases, batch):
                 continue
-            for cand in self.candidates(members, req, toks, phases):
-                if self.C - self.tok < 1 or len(req) >= self.cap:  # nothing more can be allocated
+            for cand in self.candidates(members, batch, phases):
+                if self.C - self.tok < 1 or len(batch) >= self.cap:  # nothing more can be allocated
                     break
-                if cand in self.in_batch or cand in self._evicted:
+                if (self.track_in_batch and cand in self.in_batch) or cand in self._evicted:
                     continue
                 # none of the three changes until cand itself is admitted or evicted
                 holds = self.holds(cand)
@@ -415,10 +459,10 @@ class UnifiedScheduler(Policy):
                     # a running decode that fits: the general path below with c = 1, gate = need, no eviction
                     self.reserved[cand] += need
                     self.reserved_total += need
-                    req.append(cand)
-                    toks.append(1)
+                    batch.add(cand, 1)
                     self.tok += 1
-                    self.in_batch.add(cand)
+                    if self.track_in_batch:
+                        self.in_batch.add(cand)
                     phases.add(True)
                     continue
                 if self._no_victim and not holds and need > self.free():
@@ -462,14 +506,14 @@ class UnifiedScheduler(Policy):
                     self._admitted_past_refusal |= self._memory_refused
                 self.reserved[cand] += need
                 self.reserved_total += need
-                req.append(cand)
-                toks.append(c)
+                batch.add(cand, c)
                 self.tok += c
-                self.in_batch.add(cand)
+                if self.track_in_batch:
+                    self.in_batch.add(cand)
                 phases.add(dec)
         self._wait_shared = False  # the merge is over
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
-        return Batch(np.fromiter(req, np.int64, len(req)), np.fromiter(toks, np.int64, len(toks)), ev)
+        return Batch(*batch.arrays(), ev)
 
     def steady_batches(self, req, tokens, decode):
         """A batch B that evicts and completes nothing, with at most one prefill chunk that leaves its
@@ -575,7 +619,7 @@ class UnifiedScheduler(Policy):
             self.reserved[dec] += steps
             self.reserved_total += steps * len(dec)
 
-    def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
+    def fast_decodes(self, members, may_evict, phases, batch: BatchParts) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""
         if not isinstance(members, np.ndarray) or len(members) < 8:  # only running groups (R_w never decodes)
             return False
@@ -585,7 +629,7 @@ class UnifiedScheduler(Policy):
             return False
         if not self.hybrid and phases and True not in phases:
             return True  # every member would be skipped by ②
-        k = int(min(len(m), self.C - self.tok, self.cap - len(req)))
+        k = int(min(len(m), self.C - self.tok, self.cap - len(batch)))
         if k < len(m) and not may_evict:
             return False
         chosen = m[:k]
@@ -595,10 +639,9 @@ class UnifiedScheduler(Policy):
         if not self.eviction_free:
             self.reserved[chosen] += 1
         self.reserved_total += total
-        req.extend(chosen.tolist())
-        toks.extend([1] * k)
+        batch.add_decodes(chosen)
         self.tok += k
-        self.in_batch.update(chosen.tolist())
+        self.in_batch.update(chosen.tolist())  # not a Rank scheduler: its one group is not an array
         if k:
             phases.add(True)
         return True
