@@ -159,16 +159,19 @@ class RequestStates:
         its last no earlier than in the last batch; each prefill chunk leaves pending tokens
         (m + steps c < L), so it generates nothing. Returns the mask over ``idx`` of the requests that
         complete in the last batch (``release`` them after it, as after ``process``)."""
-        pre = idx[~decode]
         dec = idx[decode]
         every = np.logical_and.reduce  # np.all without its Python-level wrapper (called once per run)
-        assert every(c[decode] == 1) and every(self.generated[dec] + steps <= self.output[dec])
-        assert every(self.m[pre] + steps * c[~decode] < self.L[pre])
-        self.m[idx] += steps * c
+        m = self.m[idx] + steps * c
+        generated, output = self.generated[dec] + steps, self.output[dec]
+        assert every(c[decode] == 1) and every(generated <= output)
+        assert every((m < self.L[idx]) | decode)  # the prefill chunks leave pending tokens
+        self.m[idx] = m
         self.S[dec] += steps
-        self.generated[dec] += steps
+        self.generated[dec] = generated
         self.kv_total += steps * int(np.add.reduce(c))
-        return decode & (self.generated[idx] >= self.output[idx])
+        finished = np.zeros(len(idx), dtype=bool)
+        finished[decode] = generated >= output
+        return finished
 
     def move_in(self, idx: np.ndarray, src: "RequestStates") -> None:
         """Requests ``idx`` arrive on this engine with their state on engine ``src`` (a KV transfer, see

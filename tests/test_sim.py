@@ -211,3 +211,23 @@ def test_unified_scheduler_reservation_invariant(name):
         res = simulate(inst, policy)
         assert verify(inst, res.schedule).feasible
     assert checked > 100 and evicted > 0
+
+
+def test_infermax_repeat_times_short_and_long_runs_are_batch_time():
+    """The InferMax cost model prices a run of repeated batches batch by batch in Python floats up to
+    SHORT_RUN batches and over numpy arrays beyond: both give exactly (==) batch_time's floats, with and
+    without prefill chunks, for Llama-2-7B (phi = 0) and a GQA model (phi > 0)."""
+    from lpbench import costmodels
+
+    rng = np.random.default_rng(1)
+    for inst_cost in (random_batch_instance(0).cost_model,
+                      costmodels.build({"form": "infermax", "a_o": 0.002, "b_o": 0.06, "a_d": 8e-6, "b_d": 0.02,
+                                        "s_d": 7e-4, "a_p": 1.7e-7, "b_p": 0.09, "s_p": 0.0015, "m_p": 3e-6,
+                                        "layers": 80, "phi": 0.1})):
+        for n_pre, n_dec in ((0, 1), (0, 40), (1, 0), (1, 40), (2, 5)):
+            c = np.r_[rng.integers(1, 3000, n_pre), np.ones(n_dec, dtype=np.int64)]
+            m0 = rng.integers(0, 100_000, n_pre + n_dec)
+            decode = np.r_[np.zeros(n_pre, dtype=bool), np.ones(n_dec, dtype=bool)]
+            for steps in (1, 2, inst_cost.SHORT_RUN, inst_cost.SHORT_RUN + 1, 40):
+                expected = [inst_cost.batch_time(c, m0 + s * c, decode) for s in range(steps)]
+                assert inst_cost.repeat_times(c, m0, decode, steps).tolist() == expected

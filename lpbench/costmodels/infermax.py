@@ -55,18 +55,30 @@ class InferMaxCost(CostModel):
         sums are integers, computed exactly (below 2**53 the float sums above are exact too), so the
         result is the same float. (np.add.reduce is ndarray.sum without its Python-level wrapper, and
         nonzero()[0] is np.flatnonzero's; per batch of the simulator, that overhead counts.)"""
+        n_d, kv, _, n_p, work, _, m_sum, _, c_sum = self._integer_sums(c, m, decode)
+        return self._time_of_sums(c_sum, n_d, kv, n_p, work, m_sum)
+
+    @staticmethod
+    def _integer_sums(c, m, decode):
+        """The integer sums of batch_time, as Python integers, and how each grows per repeat of the batch
+        (m += c): n_d, Σ_D (m + 1), Σ_D c; n_p, Σ_P (c² + 2 c m), Σ_P 2 c², Σ_P m, Σ_P c; Σ c."""
         n_d = int(np.count_nonzero(decode))
         n_p = len(c) - n_d
-        per_layer = self.a_o * float(np.add.reduce(c)) + self.b_o
+        c_sum = int(np.add.reduce(c))
         pre = (~decode).nonzero()[0] if n_p else None
-        mp = m[pre].tolist() if n_p else []
+        cp, mp = (c[pre].tolist(), m[pre].tolist()) if n_p else ([], [])
+        kv = int(np.add.reduce(m)) - sum(mp) + n_d if n_d else 0
+        work = sum(x * x + 2 * x * y for x, y in zip(cp, mp))
+        return n_d, kv, c_sum - sum(cp), n_p, work, 2 * sum(x * x for x in cp), sum(mp), sum(cp), c_sum
+
+    def _time_of_sums(self, c_sum, n_d, kv, n_p, work, m_sum) -> float:
+        """batch_time's expression on its sums (Python floats)."""
+        per_layer = self.a_o * float(c_sum) + self.b_o
         if n_d:
-            kv = int(np.add.reduce(m)) - sum(mp) + n_d  # Σ_D (m + 1)
             per_layer += (self.a_d * float(kv) + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
         if n_p:
-            work = sum(x * x + 2 * x * y for x, y in zip(c[pre].tolist(), mp))
             per_layer += ((self.a_p * float(work) + self.b_p) * (1.0 + self.phi * (n_p > 1))
-                          + self.s_p * n_p + self.m_p * float(sum(mp)))
+                          + self.s_p * n_p + self.m_p * float(m_sum))
         return self.layers * per_layer * 1e-3
 
     def batch_times(self, c, m, decode, ptr):
@@ -88,26 +100,25 @@ class InferMaxCost(CostModel):
         per_layer = np.where(n_p > 0, per_layer + pre, per_layer)
         return self.layers * per_layer * 1e-3
 
+    SHORT_RUN = 16  # repeat_times prices a run up to this long batch by batch, in Python floats
+
     def repeat_times(self, c, m0, decode, steps):
         # batch s has m = m0 + s c: each sum of batch_time is an integer, linear in s, computed exactly
-        # (Python integers from int64 sums, as _integer_batch_time's), then in int64 over s and converted once
-        # (exact below 2**53), then combined by batch_time's expression
+        # (_integer_sums), then combined by batch_time's expression: per batch in Python floats for a short run
+        # (_time_of_sums, as batch_time), else over s in int64, converted once (exact below 2**53)
         c, m0, decode = np.asarray(c, dtype=np.int64), np.asarray(m0, dtype=np.int64), np.asarray(decode, dtype=bool)
+        n_d, kv, d_kv, n_p, work, d_work, m_sum, d_m, c_sum = self._integer_sums(c, m0, decode)
+        if steps <= self.SHORT_RUN:
+            return np.array([self._time_of_sums(c_sum, n_d, kv + d_kv * s, n_p, work + d_work * s, m_sum + d_m * s)
+                             for s in range(steps)], dtype=np.float64)
         s = np.arange(steps, dtype=np.int64)
-        n_d = int(np.count_nonzero(decode))
-        n_p = len(c) - n_d
-        c_sum = int(np.add.reduce(c))
         per_layer = self.a_o * float(c_sum) + self.b_o
-        pre = (~decode).nonzero()[0] if n_p else None
-        cp, mp = (c[pre].tolist(), m0[pre].tolist()) if n_p else ([], [])
         if n_d:
-            kv0 = int(np.add.reduce(m0)) - sum(mp) + n_d  # Σ_D (m0 + 1)
-            kv = (kv0 + (c_sum - sum(cp)) * s).astype(np.float64)  # grows by Σ_D c per batch
+            kv = (kv + d_kv * s).astype(np.float64)
             per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d)
         if n_p:
-            work0 = sum(x * x + 2 * x * y for x, y in zip(cp, mp))  # Σ_P (c² + 2 c m0) ...
-            work = (work0 + 2 * sum(x * x for x in cp) * s).astype(np.float64)  # ... grows by Σ_P 2 c² per batch
-            m_sum = (sum(mp) + sum(cp) * s).astype(np.float64)
+            work = (work + d_work * s).astype(np.float64)
+            m_sum = (m_sum + d_m * s).astype(np.float64)
             per_layer = per_layer + ((self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p
                                      + self.m_p * m_sum)
         return self.layers * per_layer * 1e-3  # an array: a batch has a decode or a prefill
