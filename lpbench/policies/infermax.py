@@ -134,7 +134,8 @@ class UnifiedScheduler(Policy):
         self.waiting: deque[int] = deque()
         self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
         self.wait_ids: list[int] = []   # ... and the requests, in the same order
-        self._wait_shared = False       # the rank merge of the batch being built reads these two lists
+        self._wait_shared = False       # the rank merge of the batch being built reads these two lists ...
+        self._wait_edits: list[tuple[int, int | None]] = []  # ... so their changes wait here (edit_waiting)
         self.running: list[int] = []   # holding KV, in arrival order (Rank schedulers: in rank order ...)
         self.run_rank: list[int] = []  # ... and their ranks, ascending)
         self.reserved = np.zeros(inst.n, dtype=np.int64)
@@ -160,27 +161,38 @@ class UnifiedScheduler(Policy):
         """An evicted request re-enters R_w: at the front (FCFS groups) or at its rank."""
         if self.priority == "rank":
             r = int(self.rank[i])
-            self.own_wait_lists()
-            k = bisect.bisect(self.wait_rank, r)
-            self.wait_rank.insert(k, r)
-            self.wait_ids.insert(k, i)
+            self.edit_waiting(r, i)
             self.wait_need[r] = self.inst.prompt[i] + self.inst.output[i] - 1 if self.eviction_free else self.st.S[i]
         else:
             self.waiting.appendleft(i)
 
-    def own_wait_lists(self) -> None:
-        """Copy R_w's lists before changing them while the rank merge reads them (copy on write: most batches
-        change R_w not at all, and a long queue is not copied for them)."""
+    def edit_waiting(self, r: int, i: int | None) -> None:
+        """Rank schedulers: insert request ``i`` of rank ``r`` into R_w's two lists (``i`` None: remove rank
+        ``r``). While the rank merge reads the lists, the change waits until the merge is over (``end_merge``):
+        the merge sees R_w as the batch started. The changes of one batch commute: they admit waiting
+        requests and evict running ones (never the same request), and ranks are distinct."""
         if self._wait_shared:
-            self.wait_rank, self.wait_ids, self._wait_shared = self.wait_rank[:], self.wait_ids[:], False
+            self._wait_edits.append((r, i))
+        elif i is None:
+            k = bisect.bisect_left(self.wait_rank, r)
+            del self.wait_rank[k]
+            del self.wait_ids[k]
+        else:
+            k = bisect.bisect(self.wait_rank, r)
+            self.wait_rank.insert(k, r)
+            self.wait_ids.insert(k, i)
+
+    def end_merge(self) -> None:
+        """The batch is built: R_w's lists take the changes made while the rank merge read them."""
+        self._wait_shared = False
+        edits, self._wait_edits = self._wait_edits, []
+        for r, i in edits:
+            self.edit_waiting(r, i)
 
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
             r = int(self.rank[i])
-            self.own_wait_lists()
-            k = bisect.bisect_left(self.wait_rank, r)
-            del self.wait_rank[k]
-            del self.wait_ids[k]
+            self.edit_waiting(r, None)
             self.wait_need[r] = NOT_WAITING
         elif self.waiting[0] == i:
             self.waiting.popleft()
@@ -319,7 +331,7 @@ class UnifiedScheduler(Policy):
         run_rank = self.run_rank[:]                     # the batch changes self.run_rank
         self._run_by_rank = run
         if self.P - self.tok > 0:
-            wait, wait_rank = self.wait_ids, self.wait_rank  # R_w when the batch starts (own_wait_lists)
+            wait, wait_rank = self.wait_ids, self.wait_rank  # R_w when the batch starts (edit_waiting)
             self._wait_shared = True
         else:
             wait, wait_rank = [], []
@@ -346,8 +358,8 @@ class UnifiedScheduler(Policy):
                 yield run[prev:]
 
     def first_fitting(self, wait_rank: list[int], b: int, end: int) -> int:
-        """The first position k in ``wait_rank[b:end]`` (this batch's copy of R_w's ranks) whose request needs
-        at most the free memory; ``end`` if none. A rank found in ``wait_need`` but absent from the copy
+        """The first position k in ``wait_rank[b:end]`` (R_w's ranks as the batch started) whose request needs
+        at most the free memory; ``end`` if none. A rank found in ``wait_need`` but absent from the list
         belongs to a request evicted in this batch, which the loop would skip: the search goes on past it."""
         free = self.free()
         while b < end:
@@ -376,15 +388,16 @@ class UnifiedScheduler(Policy):
             arr = arr[keep]
         if not self.hybrid and phases and True not in phases:
             return arr  # the loop decides (② may apply)
-        dec = self.st.m[arr] >= self.st.L[arr]
-        k, n = 0, len(arr)
-        while True:
-            if k < n and dec[k]:
-                k += self.decode_prefix(arr[k:], dec[k:], batch, phases)
-            if not (self.hybrid and k < n and not dec[k] and self.C - self.tok >= 1 and len(batch) < self.cap
-                    and self.free() >= 0):
+        n = len(arr)
+        k = 0  # arr[:k] is decided
+        for p in (self.st.m[arr] < self.st.L[arr]).nonzero()[0].tolist() + [n]:  # the running prefills, then n
+            if p > k:  # arr[k:p] are decodes
+                k += self.decode_prefix(arr[k:p], batch, phases)
+                if k < p:
+                    return arr[k:]  # a decode that did not fit: the loop decides it
+            if not (self.hybrid and p < n and self.C - self.tok >= 1 and len(batch) < self.cap and self.free() >= 0):
                 return arr[k:]
-            i = int(arr[k])  # a running prefill: the loop's general path with need = gate = 0, no eviction
+            i = int(arr[p])  # a running prefill: the loop's general path with need = gate = 0, no eviction
             c = self.tokens_for(i, False)
             if c > 0:
                 batch.add(i, c)
@@ -392,16 +405,13 @@ class UnifiedScheduler(Policy):
                 if self.track_in_batch:
                     self.in_batch.add(i)
                 phases.add(False)
-            k += 1
+            k = p + 1
+        return arr[k:]
 
-    def decode_prefix(self, arr, dec, batch: BatchParts, phases) -> int:
-        """``take_decodes``' step: add the longest prefix of ``arr`` (phases ``dec``) made of decodes
-        that fit, within C and the batch-size cap; return its length."""
-        limit = int(min(len(arr), self.C - self.tok, self.cap - len(batch)))
-        if limit > 0:
-            j = int(dec[:limit].argmin())  # the first prefill among them, or 0 if there is none
-            if not dec[j]:
-                limit = j
+    def decode_prefix(self, decodes, batch: BatchParts, phases) -> int:
+        """``take_decodes``' step: add the longest prefix of ``decodes`` (running requests, all in decode) that
+        fits, within C and the batch-size cap; return its length."""
+        limit = int(min(len(decodes), self.C - self.tok, self.cap - len(batch)))
         if limit <= 0:
             return 0
         free = self.free()
@@ -410,7 +420,7 @@ class UnifiedScheduler(Policy):
         else:  # each decode needs one slot (reserve_needed's invariant): the first ``free`` fit
             k = min(limit, max(free, 0))
         if k:
-            chosen = arr[:k]
+            chosen = decodes[:k]
             if not self.eviction_free:
                 self.reserved[chosen] += 1
                 self.reserved_total += k
@@ -513,7 +523,7 @@ class UnifiedScheduler(Policy):
                 if self.track_in_batch:
                     self.in_batch.add(cand)
                 phases.add(dec)
-        self._wait_shared = False  # the merge is over
+        self.end_merge()
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(*batch.arrays(), ev)
 
