@@ -138,6 +138,7 @@ class UnifiedScheduler(Policy):
         self._wait_edits: list[tuple[int, int | None]] = []  # ... so their changes wait here (edit_waiting)
         self.running: list[int] = []   # holding KV, in arrival order (Rank schedulers: in rank order ...)
         self.run_rank: list[int] = []  # ... and their ranks, ascending)
+        self._run_array: np.ndarray | None = None  # Rank schedulers: ``running`` as an array, until it changes
         self.reserved = np.zeros(inst.n, dtype=np.int64)
         self.reserved_total = 0
         self.hist_count = np.zeros(64, dtype=np.int64)
@@ -232,6 +233,15 @@ class UnifiedScheduler(Policy):
         k = bisect.bisect_left(self.run_rank, r)
         del self.run_rank[k]
         del self.running[k]
+        self._run_array = None
+
+    def enter_ranked(self, i: int) -> None:
+        """Rank schedulers: request ``i`` joins the running list (admitted), at its rank."""
+        r = int(self.rank[i])
+        k = bisect.bisect(self.run_rank, r)
+        self.run_rank.insert(k, r)
+        self.running.insert(k, i)
+        self._run_array = None
 
     # -- ③ CANALLOCATE pieces ------------------------------------------------------------------------
     def holds(self, i: int) -> bool:
@@ -327,7 +337,9 @@ class UnifiedScheduler(Policy):
         requests come as arrays, each the run of them ranked before the next waiting request. Once no
         victim is left, waiting requests that need more than the free memory are not offered: the loop
         would skip them, and skipping changes nothing it tests (free memory, C, P, the cap)."""
-        run = np.fromiter(self.running, np.int64, len(self.running))  # in rank order
+        if self._run_array is None:  # in rank order; kept while no request is admitted, evicted or completed
+            self._run_array = np.fromiter(self.running, np.int64, len(self.running))
+        run = self._run_array
         run_rank = self.run_rank[:]                     # the batch changes self.run_rank
         self._run_by_rank = run
         if self.P - self.tok > 0:
@@ -509,10 +521,7 @@ class UnifiedScheduler(Policy):
                 if not holds:
                     self.from_waiting(cand)
                     if self.priority == "rank":
-                        r = int(self.rank[cand])
-                        k = bisect.bisect(self.run_rank, r)
-                        self.run_rank.insert(k, r)
-                        self.running.insert(k, cand)
+                        self.enter_ranked(cand)
                     else:
                         bisect.insort(self.running, cand)
                     self._admitted_past_refusal |= self._memory_refused
