@@ -65,11 +65,16 @@ class InferMaxCost(CostModel):
         n_d = int(np.count_nonzero(decode))
         n_p = len(c) - n_d
         c_sum = int(np.add.reduce(c))
-        pre = (~decode).nonzero()[0] if n_p else None
-        cp, mp = (c[pre].tolist(), m[pre].tolist()) if n_p else ([], [])
-        kv = int(np.add.reduce(m)) - sum(mp) + n_d if n_d else 0
-        work = sum(x * x + 2 * x * y for x, y in zip(cp, mp))
-        return n_d, kv, c_sum - sum(cp), n_p, work, 2 * sum(x * x for x in cp), sum(mp), sum(cp), c_sum
+        work = d_work = m_sum = c_pre = 0
+        if n_p:  # a few prefill chunks: one loop over them
+            pre = (~decode).nonzero()[0]
+            for x, y in zip(c[pre].tolist(), m[pre].tolist()):
+                work += x * x + 2 * x * y
+                d_work += 2 * x * x
+                m_sum += y
+                c_pre += x
+        kv = int(np.add.reduce(m)) - m_sum + n_d if n_d else 0
+        return n_d, kv, c_sum - c_pre, n_p, work, d_work, m_sum, c_pre, c_sum
 
     def _time_of_sums(self, c_sum, n_d, kv, n_p, work, m_sum) -> float:
         """batch_time's expression on its sums (Python floats)."""
