@@ -262,8 +262,9 @@ class UnifiedScheduler(Policy):
         return pending if pending <= room else 0
 
     def reserve_needed(self, i: int, holds: bool, decoding: bool) -> int:
-        """Extra KV slots cand (``holds``: it runs; ``decoding``: its phase) must reserve now (M condition): S for an admission (I + O - 1 with EF); for a
-        running request none (EF, or a prefill: it reserved S = L when admitted), and one for a decode.
+        """Extra KV slots cand (``holds``: it runs; ``decoding``: its phase) must reserve now (M condition): S
+        for an admission (I + O - 1 with EF); for a running request none (EF, or a prefill: it reserved S = L
+        when admitted), and one for a decode.
 
         Reservation invariant (non-EF; ``tests/test_sim.py`` checks it after every batch): between batches a
         running request holds reserved = L in prefill and reserved = m in decode. Admission reserves S, and a
@@ -586,8 +587,8 @@ class UnifiedScheduler(Policy):
             steps = (left - 1) // int(tokens[j])  # more than c left each time
         dec = req[decode] if n_pre else req
         if len(dec):
-            left = np.minimum.reduce(self.inst.output[dec] - st.generated[dec])  # .min() without its wrapper
-            steps = min(steps, int(left))  # only the last completes
+            to_go = np.minimum.reduce(self.inst.output[dec] - st.generated[dec])  # .min() without its wrapper
+            steps = min(steps, int(to_go))  # only the last completes
             if not self.eviction_free:  # one slot per decode and step (reserve_needed's invariant)
                 steps = min(steps, self.free() // len(dec))
         if self.priority == "rank":
