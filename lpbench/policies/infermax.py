@@ -60,7 +60,7 @@ class BatchParts:
     decodes (c = 1) added as the arrays they are (``add_decodes``), so that they reach the Batch without a
     Python list in between. ``len`` is the number of entries."""
 
-    __slots__ = ("pieces", "singles", "n", "big_at", "big_c")
+    __slots__ = ("pieces", "singles", "n", "big_at", "big_c", "decode_arrays")
 
     def __init__(self):
         self.pieces: list = []           # int64 arrays of decodes and lists of single entries, in order
@@ -68,6 +68,7 @@ class BatchParts:
         self.n = 0
         self.big_at: list[int] = []      # positions and tokens of the entries with c != 1
         self.big_c: list[int] = []
+        self.decode_arrays: list[np.ndarray] = []  # the arrays of decodes among the pieces
 
     def __len__(self) -> int:
         return self.n
@@ -84,6 +85,7 @@ class BatchParts:
             self.pieces.append(self.singles)
             self.singles = []
         self.pieces.append(arr)
+        self.decode_arrays.append(arr)
         self.n += len(arr)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
@@ -434,8 +436,7 @@ class UnifiedScheduler(Policy):
             k = min(limit, max(free, 0))
         if k:
             chosen = decodes[:k]
-            if not self.eviction_free:
-                self.reserved[chosen] += 1
+            if not self.eviction_free:  # their slots; reserved[] follows when the batch is built
                 self.reserved_total += k
             batch.add_decodes(chosen)
             self.tok += k
@@ -469,7 +470,7 @@ class UnifiedScheduler(Policy):
         self._memory_refused = False       # a candidate was refused for memory so far in this batch
         self._admitted_past_refusal = False  # ... and a later candidate was admitted (see steady_batches)
         for members, may_evict, stop in self.groups():
-            if self.fast_decodes(members, may_evict, phases, batch):
+            if isinstance(members, np.ndarray) and self.fast_decodes(members, may_evict, phases, batch):
                 continue
             for cand in self.candidates(members, batch, phases):
                 if self.C - self.tok < 1 or len(batch) >= self.cap:  # nothing more can be allocated
@@ -534,6 +535,11 @@ class UnifiedScheduler(Policy):
                     self.in_batch.add(cand)
                 phases.add(dec)
         self.end_merge()
+        if batch.decode_arrays and not self.eviction_free:
+            # the slot of each decode added as an array, counted in reserved_total when it was added: until now
+            # nothing read reserved[] of a member of the batch (④ never picks one), so it is updated once here
+            arrays = batch.decode_arrays
+            self.reserved[arrays[0] if len(arrays) == 1 else np.concatenate(arrays)] += 1
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
         return Batch(*batch.arrays(), ev)
 
@@ -658,9 +664,7 @@ class UnifiedScheduler(Policy):
         total = 0 if self.eviction_free else k  # one slot per decode (reserve_needed's invariant)
         if total > self.free():
             return False
-        if not self.eviction_free:
-            self.reserved[chosen] += 1
-        self.reserved_total += total
+        self.reserved_total += total  # reserved[] follows when the batch is built
         batch.add_decodes(chosen)
         self.tok += k
         self.in_batch.update(chosen.tolist())  # not a Rank scheduler: its one group is not an array
