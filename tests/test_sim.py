@@ -231,3 +231,15 @@ def test_infermax_repeat_times_short_and_long_runs_are_batch_time():
             for steps in (1, 2, inst_cost.SHORT_RUN, inst_cost.SHORT_RUN + 1, 40):
                 expected = [inst_cost.batch_time(c, m0 + s * c, decode) for s in range(steps)]
                 assert inst_cost.repeat_times(c, m0, decode, steps).tolist() == expected
+
+
+def test_progress_is_reported_about_every_thousand_batches():
+    """``simulate(progress=...)`` reports (done, n, t) once per thousand batches passed (a run may pass several
+    at once: one report), with done and t never falling; the loop checks the Watch only when it is due."""
+    inst = random_batch_instance(0, n=200, horizon=5.0, limits={"token_budget": 64})
+    calls = []
+    res = simulate(inst, make_policy("sarathi", inst), progress=lambda done, n, t: calls.append((done, n, t)))
+    assert res.schedule.n_batches >= 2000
+    assert 1 <= len(calls) <= res.schedule.n_batches // 1000
+    assert all(n == inst.n for _, n, _ in calls)
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls) and [c[2] for c in calls] == sorted(c[2] for c in calls)

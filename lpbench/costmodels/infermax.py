@@ -33,8 +33,9 @@ class InferMaxCost(CostModel):
 
     def batch_time(self, c, m, decode) -> float:
         c, m = np.asarray(c), np.asarray(m)
-        if c.dtype.kind in "iu" and m.dtype.kind in "iu":
-            return self._integer_batch_time(c, m, np.asarray(decode, dtype=bool))
+        if c.dtype.kind in "iu" and m.dtype.kind in "iu":  # the simulator's and the verifier's: exact sums
+            n_d, kv, _, n_p, work, _, m_sum, _, c_sum = self._integer_sums(c, m, np.asarray(decode, dtype=bool))
+            return self._time_of_sums(c_sum, n_d, kv, n_p, work, m_sum)
         c = np.asarray(c, dtype=np.float64)
         m = np.asarray(m, dtype=np.float64)
         per_layer = self.a_o * c.sum() + self.b_o
@@ -50,18 +51,13 @@ class InferMaxCost(CostModel):
                           + self.s_p * n_p + self.m_p * mp.sum())
         return self.layers * per_layer * 1e-3
 
-    def _integer_batch_time(self, c, m, decode) -> float:
-        """batch_time for integer c and m (the simulator's and the verifier's), with fewer numpy calls: its
-        sums are integers, computed exactly (below 2**53 the float sums above are exact too), so the
-        result is the same float. (np.add.reduce is ndarray.sum without its Python-level wrapper, and
-        nonzero()[0] is np.flatnonzero's; per batch of the simulator, that overhead counts.)"""
-        n_d, kv, _, n_p, work, _, m_sum, _, c_sum = self._integer_sums(c, m, decode)
-        return self._time_of_sums(c_sum, n_d, kv, n_p, work, m_sum)
-
     @staticmethod
     def _integer_sums(c, m, decode):
         """The integer sums of batch_time, as Python integers, and how each grows per repeat of the batch
-        (m += c): n_d, Σ_D (m + 1), Σ_D c; n_p, Σ_P (c² + 2 c m), Σ_P 2 c², Σ_P m, Σ_P c; Σ c."""
+        (m += c): n_d, Σ_D (m + 1), Σ_D c; n_p, Σ_P (c² + 2 c m), Σ_P 2 c², Σ_P m, Σ_P c; Σ c. For integer c
+        and m (the simulator's and the verifier's) batch_time combines these instead of float sums, with fewer
+        numpy calls: below 2**53 the float sums are exact too, so the result is the same float.
+        (np.add.reduce is ndarray.sum without its Python-level wrapper, nonzero()[0] np.flatnonzero's.)"""
         n_d = int(np.count_nonzero(decode))
         n_p = len(c) - n_d
         c_sum = int(np.add.reduce(c))
