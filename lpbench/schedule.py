@@ -193,16 +193,19 @@ class ScheduleBuilder:
     def build(self) -> Schedule:
         parts = self.parts
         copies = np.fromiter((p[3] for p in parts), dtype=np.int64, count=len(parts))
+        n_batches = int(copies.sum())
 
-        def csr(k):
-            lens = np.fromiter((len(p[k]) for p in parts), dtype=np.int64, count=len(parts))
-            ptr = np.zeros(int(copies.sum()) + 1, dtype=np.int64)
+        def pointers(lens):
+            ptr = np.zeros(n_batches + 1, dtype=np.int64)
             np.cumsum(np.repeat(lens, copies), out=ptr[1:])
-            data = (np.concatenate([p[k] if p[3] == 1 else np.tile(p[k], p[3]) for p in parts]) if parts
-                    else np.zeros(0, dtype=np.int64))
-            return ptr, data.astype(np.int64)
+            return ptr
 
-        ptr, req = csr(0)
-        _, tok = csr(1)
-        eptr, ev = csr(2)
-        return Schedule(np.asarray(self.starts, dtype=np.float64), ptr, req, tok, eptr, ev)
+        def data(k, keep=None):  # the parts' k-th arrays, a run's tiled ``copies`` times
+            arrays = [p[k] if p[3] == 1 else np.tile(p[k], p[3]) for p in (parts if keep is None else keep)]
+            return np.concatenate(arrays).astype(np.int64, copy=False) if arrays else np.zeros(0, dtype=np.int64)
+
+        # requests and tokens have the same lengths; evictions happen in few batches (never in a run)
+        ptr = pointers(np.fromiter((len(p[0]) for p in parts), dtype=np.int64, count=len(parts)))
+        eptr = pointers(np.fromiter((len(p[2]) for p in parts), dtype=np.int64, count=len(parts)))
+        return Schedule(np.asarray(self.starts, dtype=np.float64), ptr, data(0), data(1), eptr,
+                        data(2, [p for p in parts if len(p[2])]))

@@ -129,8 +129,9 @@ class RequestStates:
         self.L[idx] = self.S[idx]
         self.evictions[idx] += 1
 
-    def process(self, idx: np.ndarray, c: np.ndarray):
-        """Process c tokens of each request in ``idx`` (caller has checked 1 <= c <= pending).
+    def process(self, idx: np.ndarray, c: np.ndarray, m: np.ndarray | None = None):
+        """Process c tokens of each request in ``idx`` (caller has checked 1 <= c <= pending); ``m``:
+        ``self.m[idx]``, if the caller has read it already.
 
         Returns (gen, finished): boolean masks over ``idx`` of requests that generated a token,
         and of those that generated their last token (their KV is released after the batch;
@@ -138,15 +139,18 @@ class RequestStates:
         """
         slot = self.model == SLOT
         before = int(self.footprint(idx).sum()) if slot else 0
-        m, S = self.m[idx], self.S[idx]
-        gen = c == S - m
-        self.m[idx] = m + c
+        if m is None:
+            m = self.m[idx]
+        S = self.S[idx]
+        m_after = m + c
+        gen = m_after == S  # c == S - m
+        self.m[idx] = m_after
         self.S[idx] = S + gen
         generated = self.generated[idx] + gen
         self.generated[idx] = generated
         finished = generated >= self.output[idx]
         # batch model: the footprint is m, which grows by c
-        self.kv_total += int(self.footprint(idx).sum()) - before if slot else int(c.sum())
+        self.kv_total += int(self.footprint(idx).sum()) - before if slot else int(np.add.reduce(c))  # c.sum()
         return gen, finished
 
     def repeat(self, idx: np.ndarray, c: np.ndarray, decode: np.ndarray, steps: int) -> np.ndarray:
@@ -155,15 +159,19 @@ class RequestStates:
         its last no earlier than in the last batch; each prefill chunk leaves pending tokens
         (m + steps c < L), so it generates nothing. Returns the mask over ``idx`` of the requests that
         complete in the last batch (``release`` them after it, as after ``process``)."""
-        pre = idx[~decode]
         dec = idx[decode]
-        assert np.all(c[decode] == 1) and np.all(self.generated[dec] + steps <= self.output[dec])
-        assert np.all(self.m[pre] + steps * c[~decode] < self.L[pre])
-        self.m[idx] += steps * c
+        every = np.logical_and.reduce  # np.all without its Python-level wrapper (called once per run)
+        m = self.m[idx] + steps * c
+        generated, output = self.generated[dec] + steps, self.output[dec]
+        assert every(c[decode] == 1) and every(generated <= output)
+        assert every((m < self.L[idx]) | decode)  # the prefill chunks leave pending tokens
+        self.m[idx] = m
         self.S[dec] += steps
-        self.generated[dec] += steps
-        self.kv_total += steps * int(c.sum())
-        return decode & (self.generated[idx] >= self.output[idx])
+        self.generated[dec] = generated
+        self.kv_total += steps * int(np.add.reduce(c))
+        finished = np.zeros(len(idx), dtype=bool)
+        finished[decode] = generated >= output
+        return finished
 
     def move_in(self, idx: np.ndarray, src: "RequestStates") -> None:
         """Requests ``idx`` arrive on this engine with their state on engine ``src`` (a KV transfer, see

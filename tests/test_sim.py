@@ -148,7 +148,7 @@ def test_mcsf_run_check_matches_the_per_round_check():
 @pytest.mark.parametrize("name", ["rank-i", "rank-o", "rank-org"])
 def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
     """The Rank schedulers' running list is kept in rank order with its ranks beside it (bisect on admission,
-    eviction and completion), and R_w's lists are copied on write while a batch's merge reads them: around
+    eviction and completion), and R_w's lists are changed after a batch's merge, which reads them: around
     every batch both equal what a fresh sort gives, under memory pressure (evictions) and chunked prefill."""
     checked = evicted = 0
     for seed in range(4):
@@ -162,7 +162,7 @@ def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
             assert policy.run_rank == policy.rank[policy.running].tolist()
             assert policy.wait_rank == sorted(policy.wait_rank)
             assert policy.wait_rank == policy.rank[policy.wait_ids].tolist()
-            assert not policy._wait_shared
+            assert not policy._wait_shared and not policy._wait_edits
 
         def spy(t):
             nonlocal checked, evicted
@@ -177,3 +177,69 @@ def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
         res = simulate(inst, policy)
         assert verify(inst, res.schedule).feasible
     assert checked > 100 and evicted > 0
+
+
+@pytest.mark.parametrize("name", ["vllm", "sarathi", "sarathi-nohy", "orca", "infermax-sort-hist", "rank-i", "rank-o",
+                                  "rank-org"])
+def test_unified_scheduler_reservation_invariant(name):
+    """``UnifiedScheduler.reserve_needed``'s invariant, on which its decode paths rely (one slot per decode and
+    step, without reading the reservation): around every batch a running request has reserved = L in prefill,
+    reserved = m in decode, and every other request reserved = 0; under evictions, chunked prefill and runs."""
+    checked = evicted = 0
+    for seed in range(4):
+        budget = 512 if name in ("vllm", "sarathi-nohy") else 256  # unchunked: every prompt + output - 1 fits
+        inst = random_batch_instance(seed, n=50, memory=None, horizon=0.5, limits={"token_budget": budget})
+        policy = make_policy(name, inst)
+        plain_next_batch = policy.next_batch
+
+        def check():
+            st, running = policy.st, np.array(policy.running, dtype=np.int64)
+            expected = np.zeros(inst.n, dtype=np.int64)
+            expected[running] = np.maximum(st.m[running], st.L[running])
+            assert np.array_equal(policy.reserved, expected)
+            assert policy.reserved_total == expected.sum()
+
+        def spy(t):
+            nonlocal checked, evicted
+            check()
+            batch = plain_next_batch(t)
+            checked += 1
+            evicted += batch.evict is not None
+            return batch
+
+        policy.next_batch = spy
+        res = simulate(inst, policy)
+        assert verify(inst, res.schedule).feasible
+    assert checked > 100 and evicted > 0
+
+
+def test_infermax_repeat_times_short_and_long_runs_are_batch_time():
+    """The InferMax cost model prices a run of repeated batches batch by batch in Python floats up to
+    SHORT_RUN batches and over numpy arrays beyond: both give exactly (==) batch_time's floats, with and
+    without prefill chunks, for Llama-2-7B (phi = 0) and a GQA model (phi > 0)."""
+    from lpbench import costmodels
+
+    rng = np.random.default_rng(1)
+    for inst_cost in (random_batch_instance(0).cost_model,
+                      costmodels.build({"form": "infermax", "a_o": 0.002, "b_o": 0.06, "a_d": 8e-6, "b_d": 0.02,
+                                        "s_d": 7e-4, "a_p": 1.7e-7, "b_p": 0.09, "s_p": 0.0015, "m_p": 3e-6,
+                                        "layers": 80, "phi": 0.1})):
+        for n_pre, n_dec in ((0, 1), (0, 40), (1, 0), (1, 40), (2, 5)):
+            c = np.r_[rng.integers(1, 3000, n_pre), np.ones(n_dec, dtype=np.int64)]
+            m0 = rng.integers(0, 100_000, n_pre + n_dec)
+            decode = np.r_[np.zeros(n_pre, dtype=bool), np.ones(n_dec, dtype=bool)]
+            for steps in (1, 2, inst_cost.SHORT_RUN, inst_cost.SHORT_RUN + 1, 40):
+                expected = [inst_cost.batch_time(c, m0 + s * c, decode) for s in range(steps)]
+                assert inst_cost.repeat_times(c, m0, decode, steps).tolist() == expected
+
+
+def test_progress_is_reported_about_every_thousand_batches():
+    """``simulate(progress=...)`` reports (done, n, t) once per thousand batches passed (a run may pass several
+    at once: one report), with done and t never falling; the loop checks the Watch only when it is due."""
+    inst = random_batch_instance(0, n=200, horizon=5.0, limits={"token_budget": 64})
+    calls = []
+    res = simulate(inst, make_policy("sarathi", inst), progress=lambda done, n, t: calls.append((done, n, t)))
+    assert res.schedule.n_batches >= 2000
+    assert 1 <= len(calls) <= res.schedule.n_batches // 1000
+    assert all(n == inst.n for _, n, _ in calls)
+    assert [c[0] for c in calls] == sorted(c[0] for c in calls) and [c[2] for c in calls] == sorted(c[2] for c in calls)

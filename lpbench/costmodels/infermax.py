@@ -33,8 +33,9 @@ class InferMaxCost(CostModel):
 
     def batch_time(self, c, m, decode) -> float:
         c, m = np.asarray(c), np.asarray(m)
-        if c.dtype.kind in "iu" and m.dtype.kind in "iu":
-            return self._integer_batch_time(c, m, np.asarray(decode, dtype=bool))
+        if c.dtype.kind in "iu" and m.dtype.kind in "iu":  # the simulator's and the verifier's: exact sums
+            n_d, kv, _, n_p, work, _, m_sum, _, c_sum = self._integer_sums(c, m, np.asarray(decode, dtype=bool))
+            return self._time_of_sums(c_sum, n_d, kv, n_p, work, m_sum)
         c = np.asarray(c, dtype=np.float64)
         m = np.asarray(m, dtype=np.float64)
         per_layer = self.a_o * c.sum() + self.b_o
@@ -50,22 +51,35 @@ class InferMaxCost(CostModel):
                           + self.s_p * n_p + self.m_p * mp.sum())
         return self.layers * per_layer * 1e-3
 
-    def _integer_batch_time(self, c, m, decode) -> float:
-        """batch_time for integer c and m (the simulator's and the verifier's), with fewer numpy calls: its
-        sums are integers, computed exactly (below 2**53 the float sums above are exact too), so the
-        result is the same float."""
+    @staticmethod
+    def _integer_sums(c, m, decode):
+        """The integer sums of batch_time, as Python integers, and how each grows per repeat of the batch
+        (m += c): n_d, Σ_D (m + 1), Σ_D c; n_p, Σ_P (c² + 2 c m), Σ_P 2 c², Σ_P m, Σ_P c; Σ c. For integer c
+        and m (the simulator's and the verifier's) batch_time combines these instead of float sums, with fewer
+        numpy calls: below 2**53 the float sums are exact too, so the result is the same float.
+        (np.add.reduce is ndarray.sum without its Python-level wrapper, nonzero()[0] np.flatnonzero's.)"""
         n_d = int(np.count_nonzero(decode))
         n_p = len(c) - n_d
-        per_layer = self.a_o * float(c.sum()) + self.b_o
-        pre = np.flatnonzero(~decode) if n_p else None
-        mp = m[pre].tolist() if n_p else []
+        c_sum = int(np.add.reduce(c))
+        work = d_work = m_sum = c_pre = 0
+        if n_p:  # a few prefill chunks: one loop over them
+            pre = (~decode).nonzero()[0]
+            for x, y in zip(c[pre].tolist(), m[pre].tolist()):
+                work += x * x + 2 * x * y
+                d_work += 2 * x * x
+                m_sum += y
+                c_pre += x
+        kv = int(np.add.reduce(m)) - m_sum + n_d if n_d else 0
+        return n_d, kv, c_sum - c_pre, n_p, work, d_work, m_sum, c_pre, c_sum
+
+    def _time_of_sums(self, c_sum, n_d, kv, n_p, work, m_sum) -> float:
+        """batch_time's expression on its sums (Python floats)."""
+        per_layer = self.a_o * float(c_sum) + self.b_o
         if n_d:
-            kv = int(m.sum()) - sum(mp) + n_d  # Σ_D (m + 1)
             per_layer += (self.a_d * float(kv) + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
         if n_p:
-            work = sum(x * x + 2 * x * y for x, y in zip(c[pre].tolist(), mp))
             per_layer += ((self.a_p * float(work) + self.b_p) * (1.0 + self.phi * (n_p > 1))
-                          + self.s_p * n_p + self.m_p * float(sum(mp)))
+                          + self.s_p * n_p + self.m_p * float(m_sum))
         return self.layers * per_layer * 1e-3
 
     def batch_times(self, c, m, decode, ptr):
@@ -87,22 +101,25 @@ class InferMaxCost(CostModel):
         per_layer = np.where(n_p > 0, per_layer + pre, per_layer)
         return self.layers * per_layer * 1e-3
 
+    SHORT_RUN = 16  # repeat_times prices a run up to this long batch by batch, in Python floats
+
     def repeat_times(self, c, m0, decode, steps):
-        # batch s has m = m0 + s c: each sum of batch_time is an integer, linear in s, computed exactly in
-        # int64 and converted once (exact below 2**53), then combined by batch_time's expression
+        # batch s has m = m0 + s c: each sum of batch_time is an integer, linear in s, computed exactly
+        # (_integer_sums), then combined by batch_time's expression: per batch in Python floats for a short run
+        # (_time_of_sums, as batch_time), else over s in int64, converted once (exact below 2**53)
         c, m0, decode = np.asarray(c, dtype=np.int64), np.asarray(m0, dtype=np.int64), np.asarray(decode, dtype=bool)
+        n_d, kv, d_kv, n_p, work, d_work, m_sum, d_m, c_sum = self._integer_sums(c, m0, decode)
+        if steps <= self.SHORT_RUN:
+            return np.array([self._time_of_sums(c_sum, n_d, kv + d_kv * s, n_p, work + d_work * s, m_sum + d_m * s)
+                             for s in range(steps)], dtype=np.float64)
         s = np.arange(steps, dtype=np.int64)
-        n_d = int(np.count_nonzero(decode))
-        n_p = len(c) - n_d
-        per_layer = self.a_o * float(c.sum()) + self.b_o
+        per_layer = self.a_o * float(c_sum) + self.b_o
         if n_d:
-            cd, md = c[decode], m0[decode]
-            kv = (int((md + 1).sum()) + int(cd.sum()) * s).astype(np.float64)  # Σ (m + 1)
+            kv = (kv + d_kv * s).astype(np.float64)
             per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d)
         if n_p:
-            cp, mp = c[~decode], m0[~decode]
-            work = (int((cp * cp + 2 * cp * mp).sum()) + int((2 * cp * cp).sum()) * s).astype(np.float64)
-            m_sum = (int(mp.sum()) + int(cp.sum()) * s).astype(np.float64)
+            work = (work + d_work * s).astype(np.float64)
+            m_sum = (m_sum + d_m * s).astype(np.float64)
             per_layer = per_layer + ((self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p
                                      + self.m_p * m_sum)
         return self.layers * per_layer * 1e-3  # an array: a batch has a decode or a prefill

@@ -55,6 +55,50 @@ INF = math.inf
 NOT_WAITING = np.iinfo(np.int64).max  # Rank schedulers' wait_need of a request not in R_w
 
 
+class BatchParts:
+    """The batch being built, in candidate order: entries added one by one (``add``) and prefixes of running
+    decodes (c = 1) added as the arrays they are (``add_decodes``), so that they reach the Batch without a
+    Python list in between. ``len`` is the number of entries."""
+
+    __slots__ = ("pieces", "singles", "n", "big_at", "big_c", "decode_arrays")
+
+    def __init__(self):
+        self.pieces: list = []           # int64 arrays of decodes and lists of single entries, in order
+        self.singles: list[int] = []     # single entries since the last array
+        self.n = 0
+        self.big_at: list[int] = []      # positions and tokens of the entries with c != 1
+        self.big_c: list[int] = []
+        self.decode_arrays: list[np.ndarray] = []  # the arrays of decodes among the pieces
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, i: int, c: int) -> None:
+        if c != 1:
+            self.big_at.append(self.n)
+            self.big_c.append(c)
+        self.singles.append(i)
+        self.n += 1
+
+    def add_decodes(self, arr: np.ndarray) -> None:
+        if self.singles:
+            self.pieces.append(self.singles)
+            self.singles = []
+        self.pieces.append(arr)
+        self.decode_arrays.append(arr)
+        self.n += len(arr)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(requests, tokens) as int64 arrays."""
+        pieces = self.pieces + [self.singles] if self.singles else self.pieces
+        req = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        tokens = np.empty(self.n, dtype=np.int64)
+        tokens.fill(1)  # np.ones, without its Python-level wrapper
+        for k, c in zip(self.big_at, self.big_c):  # a few prefill chunks
+            tokens[k] = c
+        return req, tokens
+
+
 class UnifiedScheduler(Policy):
     """Algorithm 1 with the knobs of Table 1. Subclasses set the class attributes."""
 
@@ -80,6 +124,9 @@ class UnifiedScheduler(Policy):
         P = self.P_param if self.P_param > 0 else (self.C if self.C < INF else 4096)
         self.P = min(P, self.C, lim.prefill_budget if lim.prefill_budget is not None else INF)
         self.cap = lim.max_batch_requests if lim.max_batch_requests is not None else INF
+        # the batch's members as a set, for ④ and to skip a member offered twice; the Rank merge offers each
+        # request once, and its victim search needs no set (see victim)
+        self.track_in_batch = self.priority != "rank"
         worst = inst.prompt + inst.output - 1  # a refill recomputes prompt and generated tokens
         if not self.chunked and self.P < INF and worst.max() > self.P:
             i = int(worst.argmax())
@@ -89,9 +136,11 @@ class UnifiedScheduler(Policy):
         self.waiting: deque[int] = deque()
         self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
         self.wait_ids: list[int] = []   # ... and the requests, in the same order
-        self._wait_shared = False       # the rank merge of the batch being built reads these two lists
+        self._wait_shared = False       # the rank merge of the batch being built reads these two lists ...
+        self._wait_edits: list[tuple[int, int | None]] = []  # ... so their changes wait here (edit_waiting)
         self.running: list[int] = []   # holding KV, in arrival order (Rank schedulers: in rank order ...)
         self.run_rank: list[int] = []  # ... and their ranks, ascending)
+        self._run_array: np.ndarray | None = None  # Rank schedulers: ``running`` as an array, until it changes
         self.reserved = np.zeros(inst.n, dtype=np.int64)
         self.reserved_total = 0
         self.hist_count = np.zeros(64, dtype=np.int64)
@@ -115,27 +164,38 @@ class UnifiedScheduler(Policy):
         """An evicted request re-enters R_w: at the front (FCFS groups) or at its rank."""
         if self.priority == "rank":
             r = int(self.rank[i])
-            self.own_wait_lists()
-            k = bisect.bisect(self.wait_rank, r)
-            self.wait_rank.insert(k, r)
-            self.wait_ids.insert(k, i)
+            self.edit_waiting(r, i)
             self.wait_need[r] = self.inst.prompt[i] + self.inst.output[i] - 1 if self.eviction_free else self.st.S[i]
         else:
             self.waiting.appendleft(i)
 
-    def own_wait_lists(self) -> None:
-        """Copy R_w's lists before changing them while the rank merge reads them (copy on write: most batches
-        change R_w not at all, and a long queue is not copied for them)."""
+    def edit_waiting(self, r: int, i: int | None) -> None:
+        """Rank schedulers: insert request ``i`` of rank ``r`` into R_w's two lists (``i`` None: remove rank
+        ``r``). While the rank merge reads the lists, the change waits until the merge is over (``end_merge``):
+        the merge sees R_w as the batch started. The changes of one batch commute: they admit waiting
+        requests and evict running ones (never the same request), and ranks are distinct."""
         if self._wait_shared:
-            self.wait_rank, self.wait_ids, self._wait_shared = self.wait_rank[:], self.wait_ids[:], False
+            self._wait_edits.append((r, i))
+        elif i is None:
+            k = bisect.bisect_left(self.wait_rank, r)
+            del self.wait_rank[k]
+            del self.wait_ids[k]
+        else:
+            k = bisect.bisect(self.wait_rank, r)
+            self.wait_rank.insert(k, r)
+            self.wait_ids.insert(k, i)
+
+    def end_merge(self) -> None:
+        """The batch is built: R_w's lists take the changes made while the rank merge read them."""
+        self._wait_shared = False
+        edits, self._wait_edits = self._wait_edits, []
+        for r, i in edits:
+            self.edit_waiting(r, i)
 
     def from_waiting(self, i: int) -> None:
         if self.priority == "rank":
             r = int(self.rank[i])
-            self.own_wait_lists()
-            k = bisect.bisect_left(self.wait_rank, r)
-            del self.wait_rank[k]
-            del self.wait_ids[k]
+            self.edit_waiting(r, None)
             self.wait_need[r] = NOT_WAITING
         elif self.waiting[0] == i:
             self.waiting.popleft()
@@ -147,7 +207,7 @@ class UnifiedScheduler(Policy):
 
     def on_batch_end(self, req, tokens, gen, finished) -> None:
         if len(finished):
-            self.reserved_total -= int(self.reserved[finished].sum())
+            self.reserved_total -= int(np.add.reduce(self.reserved[finished]))  # .sum() without its wrapper
             self.reserved[finished] = 0
             if self.priority == "rank":
                 for r in self.rank[finished].tolist():
@@ -175,6 +235,15 @@ class UnifiedScheduler(Policy):
         k = bisect.bisect_left(self.run_rank, r)
         del self.run_rank[k]
         del self.running[k]
+        self._run_array = None
+
+    def enter_ranked(self, i: int) -> None:
+        """Rank schedulers: request ``i`` joins the running list (admitted), at its rank."""
+        r = int(self.rank[i])
+        k = bisect.bisect(self.run_rank, r)
+        self.run_rank.insert(k, r)
+        self.running.insert(k, i)
+        self._run_array = None
 
     # -- ③ CANALLOCATE pieces ------------------------------------------------------------------------
     def holds(self, i: int) -> bool:
@@ -183,10 +252,10 @@ class UnifiedScheduler(Policy):
     def decoding(self, i: int) -> bool:
         return bool(self.st.m[i] >= self.st.L[i])
 
-    def tokens_for(self, i: int) -> int:
-        """c for cand under the C and P conditions (0: cannot be allocated)."""
+    def tokens_for(self, i: int, decoding: bool) -> int:
+        """c for cand (``decoding``: its phase) under the C and P conditions (0: cannot be allocated)."""
         room_c = self.C - self.tok
-        if self.decoding(i):
+        if decoding:
             return 1 if room_c >= 1 else 0
         pending = int(self.st.S[i] - self.st.m[i])
         room = min(room_c, self.P - self.tok)
@@ -194,21 +263,28 @@ class UnifiedScheduler(Policy):
             return int(max(0, min(pending, room)))
         return pending if pending <= room else 0
 
-    def reserve_needed(self, i: int) -> int:
-        """Extra KV slots cand must reserve now (M condition)."""
-        st = self.st
-        if not self.holds(i):  # new request or refill
+    def reserve_needed(self, i: int, holds: bool, decoding: bool) -> int:
+        """Extra KV slots cand (``holds``: it runs; ``decoding``: its phase) must reserve now (M condition): S
+        for an admission (I + O - 1 with EF); for a running request none (EF, or a prefill: it reserved S = L
+        when admitted), and one for a decode.
+
+        Reservation invariant (non-EF; ``tests/test_sim.py`` checks it after every batch): between batches a
+        running request holds reserved = L in prefill and reserved = m in decode. Admission reserves S, and a
+        waiting request has S = L (a batch-model eviction sets L = S), m = 0; its prefill chunks reserve
+        nothing until m = L; each decode step reserves one slot and processes one token (``advance_run`` adds
+        ``steps`` to both); eviction and completion set reserved = 0. So a decode's m + 1 - reserved is 1."""
+        if not holds:  # new request or refill
             if self.eviction_free:
                 return int(self.inst.prompt[i] + self.inst.output[i] - 1)
-            return int(st.S[i])
+            return int(self.st.S[i])
         if self.eviction_free:
             return 0
-        return int(max(0, st.m[i] + 1 - self.reserved[i])) if self.decoding(i) else 0
+        return 1 if decoding else 0
 
-    def gate(self, i: int) -> int:
-        """Free memory an admission must see (the §6 histogram gate), >= the reservation."""
-        need = self.reserve_needed(i)
-        if self.histogram_gate and not self.holds(i):
+    def gate(self, i: int, need: int, holds: bool) -> int:
+        """Free memory cand must see (``need``: its reserve_needed(); ``holds``: whether it runs): the
+        reservation, or for an admission under the §6 histogram gate, possibly more."""
+        if self.histogram_gate and not holds:
             k = int(np.floor(np.log2(self.inst.prompt[i])))
             if self.hist_count[k]:
                 need = max(need, min(self.M, int(math.ceil(self.hist_sum[k] / self.hist_count[k]))))
@@ -236,9 +312,11 @@ class UnifiedScheduler(Policy):
             self._order, self._pos = self.lower_priority_first(), 0
         while self._pos < len(self._order):
             v = self._order[self._pos]
-            if v in self.in_batch or not self.holds(v):
-                self._pos += 1  # in the batch or already evicted: never a victim again this batch
+            if not self.holds(v) or (self.track_in_batch and v in self.in_batch):
+                self._pos += 1  # already evicted or in the batch: never a victim again this batch
                 continue
+            # Rank merge: a member of the batch came before cand, so it ranks above cand (None, as skipping
+            # it would give: every request after it in this order ranks above it too)
             return v if v != cand and self.outranks(cand, v) else None
         return None
 
@@ -262,11 +340,13 @@ class UnifiedScheduler(Policy):
         requests come as arrays, each the run of them ranked before the next waiting request. Once no
         victim is left, waiting requests that need more than the free memory are not offered: the loop
         would skip them, and skipping changes nothing it tests (free memory, C, P, the cap)."""
-        run = np.fromiter(self.running, np.int64, len(self.running))  # in rank order
+        if self._run_array is None:  # in rank order; kept while no request is admitted, evicted or completed
+            self._run_array = np.fromiter(self.running, np.int64, len(self.running))
+        run = self._run_array
         run_rank = self.run_rank[:]                     # the batch changes self.run_rank
         self._run_by_rank = run
         if self.P - self.tok > 0:
-            wait, wait_rank = self.wait_ids, self.wait_rank  # R_w when the batch starts (own_wait_lists)
+            wait, wait_rank = self.wait_ids, self.wait_rank  # R_w when the batch starts (edit_waiting)
             self._wait_shared = True
         else:
             wait, wait_rank = [], []
@@ -293,8 +373,8 @@ class UnifiedScheduler(Policy):
                 yield run[prev:]
 
     def first_fitting(self, wait_rank: list[int], b: int, end: int) -> int:
-        """The first position k in ``wait_rank[b:end]`` (this batch's copy of R_w's ranks) whose request needs
-        at most the free memory; ``end`` if none. A rank found in ``wait_need`` but absent from the copy
+        """The first position k in ``wait_rank[b:end]`` (R_w's ranks as the batch started) whose request needs
+        at most the free memory; ``end`` if none. A rank found in ``wait_need`` but absent from the list
         belongs to a request evicted in this batch, which the loop would skip: the search goes on past it."""
         free = self.free()
         while b < end:
@@ -308,7 +388,7 @@ class UnifiedScheduler(Policy):
                 return b
         return end
 
-    def take_decodes(self, arr, req, toks, phases) -> np.ndarray:
+    def take_decodes(self, arr, batch: BatchParts, phases) -> np.ndarray:
         """Running requests ``arr``, next in candidate order, none examined yet: add in one step the
         longest prefix that the loop below would add one by one through its running-decode fast path
         (decodes that fit in free memory, within C and the batch-size cap), and return the rest. Requests
@@ -323,61 +403,49 @@ class UnifiedScheduler(Policy):
             arr = arr[keep]
         if not self.hybrid and phases and True not in phases:
             return arr  # the loop decides (② may apply)
-        st = self.st
-        m = st.m[arr]
-        dec = m >= st.L[arr]
-        k, n = 0, len(arr)
-        while True:
-            if k < n and dec[k]:
-                k += self.decode_prefix(arr[k:], m[k:], dec[k:], req, toks, phases)
-            if not (self.hybrid and k < n and not dec[k] and self.C - self.tok >= 1 and len(req) < self.cap
-                    and self.free() >= 0):
+        n = len(arr)
+        k = 0  # arr[:k] is decided
+        for p in (self.st.m[arr] < self.st.L[arr]).nonzero()[0].tolist() + [n]:  # the running prefills, then n
+            if p > k:  # arr[k:p] are decodes
+                k += self.decode_prefix(arr[k:p], batch, phases)
+                if k < p:
+                    return arr[k:]  # a decode that did not fit: the loop decides it
+            if not (self.hybrid and p < n and self.C - self.tok >= 1 and len(batch) < self.cap and self.free() >= 0):
                 return arr[k:]
-            i = int(arr[k])  # a running prefill: the loop's general path with need = gate = 0, no eviction
-            c = self.tokens_for(i)
+            i = int(arr[p])  # a running prefill: the loop's general path with need = gate = 0, no eviction
+            c = self.tokens_for(i, False)
             if c > 0:
-                req.append(i)
-                toks.append(c)
+                batch.add(i, c)
                 self.tok += c
-                self.in_batch.add(i)
+                if self.track_in_batch:
+                    self.in_batch.add(i)
                 phases.add(False)
-            k += 1
+            k = p + 1
+        return arr[k:]
 
-    def decode_prefix(self, arr, m, dec, req, toks, phases) -> int:
-        """``take_decodes``' step: add the longest prefix of ``arr`` (KV ``m``, phases ``dec``) made of decodes
-        that fit, within C and the batch-size cap; return its length."""
-        limit = int(min(len(arr), self.C - self.tok, self.cap - len(req)))
-        if limit > 0:
-            j = int(dec[:limit].argmin())  # the first prefill among them, or 0 if there is none
-            if not dec[j]:
-                limit = j
+    def decode_prefix(self, decodes, batch: BatchParts, phases) -> int:
+        """``take_decodes``' step: add the longest prefix of ``decodes`` (running requests, all in decode) that
+        fits, within C and the batch-size cap; return its length."""
+        limit = int(min(len(decodes), self.C - self.tok, self.cap - len(batch)))
         if limit <= 0:
             return 0
-        chosen = arr[:limit]
         free = self.free()
         if self.eviction_free:
             k = limit if free >= 0 else 0
-            need = None
-        else:
-            need = np.maximum(0, m[:limit] + 1 - self.reserved[chosen])
-            total = need.cumsum()
-            # each one fits after those before it
-            k = limit if total[-1] <= free else int(np.searchsorted(total, free, side="right"))
+        else:  # each decode needs one slot (reserve_needed's invariant): the first ``free`` fit
+            k = min(limit, max(free, 0))
         if k:
-            if k < limit:
-                chosen = chosen[:k]
-            if need is not None:
-                self.reserved[chosen] += need if k == limit else need[:k]
-                self.reserved_total += int(total[k - 1])
-            ids = chosen.tolist()
-            req.extend(ids)
-            toks.extend([1] * k)
+            chosen = decodes[:k]
+            if not self.eviction_free:  # their slots; reserved[] follows when the batch is built
+                self.reserved_total += k
+            batch.add_decodes(chosen)
             self.tok += k
-            self.in_batch.update(ids)
+            if self.track_in_batch:
+                self.in_batch.update(chosen.tolist())
             phases.add(True)
         return k
 
-    def candidates(self, members, req, toks, phases):
+    def candidates(self, members, batch: BatchParts, phases):
         """The members of a group one by one; an array of running requests (a group, or a run of the rank
         merge) goes through ``take_decodes`` around each request the loop must decide."""
         for item in ([members] if isinstance(members, np.ndarray) else members):
@@ -385,7 +453,7 @@ class UnifiedScheduler(Policy):
                 yield item
                 continue
             while len(item) >= 8:  # the loop decides for the first one take_decodes leaves, then take_decodes again
-                item = self.take_decodes(item, req, toks, phases)
+                item = self.take_decodes(item, batch, phases)
                 if len(item):
                     yield int(item[0])
                     item = item[1:]
@@ -396,29 +464,31 @@ class UnifiedScheduler(Policy):
         self.in_batch: set[int] = set()
         self._evicted: list[int] = []
         self._order = None  # lower_priority_first(), computed on the first eviction of the batch
-        req, toks = [], []
+        batch = BatchParts()
         phases: set[bool] = set()
         self._no_victim = False
         self._memory_refused = False       # a candidate was refused for memory so far in this batch
         self._admitted_past_refusal = False  # ... and a later candidate was admitted (see steady_batches)
         for members, may_evict, stop in self.groups():
-            if self.fast_decodes(members, may_evict, phases, req, toks):
+            if isinstance(members, np.ndarray) and self.fast_decodes(members, may_evict, phases, batch):
                 continue
-            for cand in self.candidates(members, req, toks, phases):
-                if self.C - self.tok < 1 or len(req) >= self.cap:  # nothing more can be allocated
+            for cand in self.candidates(members, batch, phases):
+                if self.C - self.tok < 1 or len(batch) >= self.cap:  # nothing more can be allocated
                     break
-                if cand in self.in_batch or cand in self._evicted:
+                if (self.track_in_batch and cand in self.in_batch) or cand in self._evicted:
                     continue
                 # none of the three changes until cand itself is admitted or evicted
-                holds, dec, need = self.holds(cand), self.decoding(cand), self.reserve_needed(cand)
+                holds = self.holds(cand)
+                dec = holds and self.decoding(cand)  # a request in R_w is in prefill (m = 0 < L = S)
+                need = self.reserve_needed(cand, holds, dec)
                 if holds and dec and need <= self.free() and (self.hybrid or not phases or True in phases):
                     # a running decode that fits: the general path below with c = 1, gate = need, no eviction
                     self.reserved[cand] += need
                     self.reserved_total += need
-                    req.append(cand)
-                    toks.append(1)
+                    batch.add(cand, 1)
                     self.tok += 1
-                    self.in_batch.add(cand)
+                    if self.track_in_batch:
+                        self.in_batch.add(cand)
                     phases.add(True)
                     continue
                 if self._no_victim and not holds and need > self.free():
@@ -427,12 +497,12 @@ class UnifiedScheduler(Policy):
                     if stop:  # R_w holds prefills only: every later member is skipped too
                         break
                     continue
-                c = self.tokens_for(cand)
+                c = self.tokens_for(cand, dec)
                 if c <= 0:                                          # ③ C / P: no eviction
                     if stop:
                         break
                     continue
-                gate = self.gate(cand)
+                gate = self.gate(cand, need, holds)
                 admitted = True
                 while gate > self.free():                           # ③ M
                     v = self.victim(cand) if may_evict else None
@@ -453,23 +523,25 @@ class UnifiedScheduler(Policy):
                 if not holds:
                     self.from_waiting(cand)
                     if self.priority == "rank":
-                        r = int(self.rank[cand])
-                        k = bisect.bisect(self.run_rank, r)
-                        self.run_rank.insert(k, r)
-                        self.running.insert(k, cand)
+                        self.enter_ranked(cand)
                     else:
                         bisect.insort(self.running, cand)
                     self._admitted_past_refusal |= self._memory_refused
                 self.reserved[cand] += need
                 self.reserved_total += need
-                req.append(cand)
-                toks.append(c)
+                batch.add(cand, c)
                 self.tok += c
-                self.in_batch.add(cand)
+                if self.track_in_batch:
+                    self.in_batch.add(cand)
                 phases.add(dec)
-        self._wait_shared = False  # the merge is over
+        self.end_merge()
+        if batch.decode_arrays and not self.eviction_free:
+            # the slot of each decode added as an array, counted in reserved_total when it was added: until now
+            # nothing read reserved[] of a member of the batch (④ never picks one), so it is updated once here
+            arrays = batch.decode_arrays
+            self.reserved[arrays[0] if len(arrays) == 1 else np.concatenate(arrays)] += 1
         ev = np.array(self._evicted, dtype=np.int64) if self._evicted else None
-        return Batch(np.fromiter(req, np.int64, len(req)), np.fromiter(toks, np.int64, len(toks)), ev)
+        return Batch(*batch.arrays(), ev)
 
     def steady_batches(self, req, tokens, decode):
         """A batch B that evicts and completes nothing, with at most one prefill chunk that leaves its
@@ -483,8 +555,8 @@ class UnifiedScheduler(Policy):
         * at every candidate the batch so far is the same, so the C, P and batch-size room, ② and the
           Rank merge's cut-off are the same. The prefill chunk took the whole room (c < pending), and
           its room, hence c, stays the same while more than c tokens remain;
-        * each decode of B fits again: a step needs Σ (m + 1 - reserved) = |D| slots with reserved = m
-          (checked; zero for EF), the prefill none, and R is capped so free memory covers every step;
+        * each decode of B fits again: a step needs |D| slots (one per decode, ``reserve_needed``'s
+          invariant; zero for EF), the prefill none, and R is capped so free memory covers every step;
         * every other candidate was refused in B by a rule that no step undoes: the room, ②, or memory
           (free memory only falls; the gate and the histogram change only at completions). A refusal for
           memory never evicted (B evicts nothing), so no victim ranked below it, and none does now; a
@@ -509,18 +581,21 @@ class UnifiedScheduler(Policy):
         if self._evicted or self._admitted_past_refusal:
             return 0, True
         st = self.st
-        pre = req[~decode]
-        if len(pre) > 1 or (len(pre) and st.m[pre[0]] >= st.L[pre[0]]):  # a prefill finished: it now decodes
+        n_pre = len(req) - int(np.count_nonzero(decode))
+        if n_pre > 1:
             return 0, True
         steps = INF
-        if len(pre):
-            steps = int(st.L[pre[0]] - st.m[pre[0]] - 1) // int(tokens[~decode][0])  # more than c left each time
-        dec = req[decode]
+        if n_pre:
+            j = int(decode.argmin())  # the prefill's entry
+            left = int(st.L[req[j]] - st.m[req[j]])
+            if left <= 0:  # it finished: it now decodes
+                return 0, True
+            steps = (left - 1) // int(tokens[j])  # more than c left each time
+        dec = req[decode] if n_pre else req
         if len(dec):
-            steps = min(steps, int((self.inst.output[dec] - st.generated[dec]).min()))  # only the last completes
-            if not self.eviction_free:
-                if not (self.reserved[dec] == st.m[dec]).all():
-                    return 0, True
+            to_go = np.minimum.reduce(self.inst.output[dec] - st.generated[dec])  # .min() without its wrapper
+            steps = min(steps, int(to_go))  # only the last completes
+            if not self.eviction_free:  # one slot per decode and step (reserve_needed's invariant)
                 steps = min(steps, self.free() // len(dec))
         if self.priority == "rank":
             sensitive = True
@@ -560,7 +635,8 @@ class UnifiedScheduler(Policy):
         room = self.P - tok  # P <= C: min(C - tok, P - tok), as tokens_for()
         pending = int(self.st.S[i])
         c = min(pending, room) if self.chunked else (pending if pending <= room else 0)
-        refused = k >= self.cap or c <= 0 or (self.gate(i) > free and not may_evict)
+        refused = k >= self.cap or c <= 0 or (self.gate(i, self.reserve_needed(i, False, False), False) > free
+                                               and not may_evict)
         if refused and self.priority != "rank":
             self._survival = (self.P, k, free)  # the head is refused: later arrivals queue behind it
         return bool(refused)
@@ -571,30 +647,27 @@ class UnifiedScheduler(Policy):
             self.reserved[dec] += steps
             self.reserved_total += steps * len(dec)
 
-    def fast_decodes(self, members, may_evict, phases, req, toks) -> bool:
+    def fast_decodes(self, members, may_evict, phases, batch: BatchParts) -> bool:
         """All-decode group that fits without eviction: add it vectorised (same result as the loop)."""
         if not isinstance(members, np.ndarray) or len(members) < 8:  # only running groups (R_w never decodes)
             return False
         m = members
         st = self.st
-        if not (st.m[m] >= st.L[m]).all():
+        if np.count_nonzero(st.m[m] < st.L[m]):  # a prefill among them
             return False
         if not self.hybrid and phases and True not in phases:
             return True  # every member would be skipped by ②
-        k = int(min(len(m), self.C - self.tok, self.cap - len(req)))
+        k = int(min(len(m), self.C - self.tok, self.cap - len(batch)))
         if k < len(m) and not may_evict:
             return False
         chosen = m[:k]
-        need = 0 if self.eviction_free else np.maximum(0, st.m[chosen] + 1 - self.reserved[chosen])
-        total = 0 if self.eviction_free else int(need.sum())
+        total = 0 if self.eviction_free else k  # one slot per decode (reserve_needed's invariant)
         if total > self.free():
             return False
-        self.reserved[chosen] += need
-        self.reserved_total += total
-        req.extend(chosen.tolist())
-        toks.extend([1] * k)
+        self.reserved_total += total  # reserved[] follows when the batch is built
+        batch.add_decodes(chosen)
         self.tok += k
-        self.in_batch.update(chosen.tolist())
+        self.in_batch.update(chosen.tolist())  # not a Rank scheduler: its one group is not an array
         if k:
             phases.add(True)
         return True

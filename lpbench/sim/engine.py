@@ -47,9 +47,10 @@ def apply_batch(st: RequestStates, cost, out: ScheduleBuilder, t: float, batch: 
     req, tokens, evict = batch
     if evict is not None and len(evict):
         st.evict(evict)
-    decode = st.is_decode(req)
-    dur = cost.batch_time(tokens, st.m[req], decode)
-    gen, fin = st.process(req, tokens)
+    m = st.m[req]  # read once for the phases, the cost model and the transition
+    decode = m >= st.L[req]  # st.is_decode(req)
+    dur = cost.batch_time(tokens, m, decode)
+    gen, fin = st.process(req, tokens, m)
     out.add(t, req, tokens, evict)
     return decode, dur, gen, fin
 
@@ -63,6 +64,7 @@ class Watch:
         self.guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
         self.name, self.progress, self.n = name, progress, inst.n
         self.reported = 0  # thousands of batches reported to progress
+        self.due = self.guard + 1 if progress is None else min(self.guard + 1, 1000)  # the least count check acts on
 
     def check(self, batches: int, completed: int, t: float) -> None:
         if batches > self.guard:
@@ -70,6 +72,7 @@ class Watch:
                                  "without finishing (livelock)")
         if self.progress is not None and batches // 1000 > self.reported:
             self.reported = batches // 1000
+            self.due = min(self.guard + 1, (self.reported + 1) * 1000)
             self.progress(completed, self.n, t)
 
 
@@ -140,5 +143,6 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
                         st.release(finished)
                         completed += len(finished)
                         policy.on_batch_end(req, tokens, decode, finished)
-        watch.check(len(out.starts), completed, t)
+        if len(out.starts) >= watch.due:
+            watch.check(len(out.starts), completed, t)
     return SimResult(policy.name, out.build(), time.perf_counter() - t0)
