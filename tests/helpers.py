@@ -15,3 +15,19 @@ def random_batch_instance(seed, n=30, memory=None, cost="infermax-llama2-7b-a100
     if limits:
         data["limits"] = limits
     return parse_instance(data)
+
+
+def packed_schedules(inst):
+    """Every packed variant of lpbench.heuristics.infermax_pack that applies to ``inst`` (0-2 prefill-only
+    lead batches, each candidate order, chunked or whole prompts), as schedules to verify."""
+    from lpbench.formulations.infermax_csp import schedule_from_batches
+    from lpbench.heuristics.infermax_pack import candidate_orders, packed_batches
+
+    out = []
+    for lead in range(3):
+        for order in candidate_orders(inst).values():
+            for chunk in (True, False):
+                batches = packed_batches(inst, lead, order, chunk)
+                if batches is not None:
+                    out.append(schedule_from_batches(inst, batches))
+    return out

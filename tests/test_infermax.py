@@ -2,6 +2,7 @@
 with the same makespan (one semantics); the CSP optimum verifies and beats every policy."""
 import numpy as np
 import pytest
+from helpers import packed_schedules
 
 from lpbench.formulations import FORMULATIONS
 from lpbench.generators import infermax
@@ -170,9 +171,6 @@ def test_new_cuts_hold_on_every_verified_policy_schedule():
 def test_batch_count_bound_is_below_every_verified_schedule():
     """(V12)-(V14) on random small instances, memory binding (evictions) or not: the makespan of every
     verified policy schedule and of every packed schedule is at least the closed-form bound."""
-    from lpbench.formulations.infermax_csp import schedule_from_batches
-    from lpbench.heuristics.infermax_pack import candidate_orders, packed_batches
-
     rng = np.random.default_rng(11)
     packed = 0
     for trial in range(16):
@@ -184,13 +182,9 @@ def test_batch_count_bound_is_below_every_verified_schedule():
                                                 "output": inst.output.tolist()}})
         bound = FORMULATIONS.get("infermax-csp")(inst, 1e9).root_bound()
         schedules = [simulate(inst, make_policy(n, inst)).schedule for n in applicable(inst) if n in FAMILY]
-        for lead in range(3):
-            for order in candidate_orders(inst).values():
-                for chunk in (True, False):
-                    batches = packed_batches(inst, lead, order, chunk)
-                    if batches is not None:
-                        schedules.append(schedule_from_batches(inst, batches))
-                        packed += 1
+        variants = packed_schedules(inst)
+        schedules += variants
+        packed += len(variants)
         for sched in schedules:
             ver = verify(inst, sched)
             assert ver.feasible, ver.violations

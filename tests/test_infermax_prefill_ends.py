@@ -6,12 +6,12 @@ from itertools import combinations
 
 import numpy as np
 import pytest
+from helpers import packed_schedules
 
 from lpbench.formulations import FORMULATIONS
 from lpbench.formulations.infermax_csp import (batch_count_bound, generation_capacities, prefill_batches_by_ends,
-                                               prefill_end_capacity, schedule_from_batches)
+                                               prefill_end_capacity)
 from lpbench.generators import infermax
-from lpbench.heuristics.infermax_pack import candidate_orders, packed_batches
 from lpbench.instance import parse_instance
 from lpbench.policies import POLICIES, applicable, make_policy
 from lpbench.semantics import RequestStates
@@ -88,14 +88,7 @@ def _counts(inst, sched):
 
 def _schedules(inst):
     """Every verified policy schedule and every packed variant that applies."""
-    out = [simulate(inst, make_policy(n, inst)).schedule for n in applicable(inst) if n in FAMILY]
-    for lead in range(3):
-        for order in candidate_orders(inst).values():
-            for chunk in (True, False):
-                batches = packed_batches(inst, lead, order, chunk)
-                if batches is not None:
-                    out.append(schedule_from_batches(inst, batches))
-    return out
+    return [simulate(inst, make_policy(n, inst)).schedule for n in applicable(inst) if n in FAMILY] + packed_schedules(inst)
 
 
 def test_prefill_end_lemma_and_bound_hold_on_every_verified_schedule():

@@ -145,6 +145,27 @@ def test_mcsf_run_check_matches_the_per_round_check():
         assert first_admitting_round(last, weight, size, o, r0, rounds, memory) == expected
 
 
+def simulate_checking_every_batch(inst, policy, before, after=None):
+    """Simulate ``policy`` calling ``before()`` ahead of each next_batch (and ``after()`` behind it, if
+    given); the schedule must verify. Returns (next_batch calls, batches that evicted)."""
+    plain_next_batch = policy.next_batch
+    calls = evicted = 0
+
+    def spy(t):
+        nonlocal calls, evicted
+        before()
+        batch = plain_next_batch(t)
+        if after is not None:
+            after()
+        calls += 1
+        evicted += batch.evict is not None
+        return batch
+
+    policy.next_batch = spy
+    assert verify(inst, simulate(inst, policy).schedule).feasible
+    return calls, evicted
+
+
 @pytest.mark.parametrize("name", ["rank-i", "rank-o", "rank-org"])
 def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
     """The Rank schedulers' running list is kept in rank order with its ranks beside it (bisect on admission,
@@ -154,7 +175,6 @@ def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
     for seed in range(4):
         inst = random_batch_instance(seed, n=50, memory=None, horizon=0.5, limits={"token_budget": 256})
         policy = make_policy(name, inst)
-        plain_next_batch = policy.next_batch
 
         def check():
             holding = np.flatnonzero(policy.reserved > 0)
@@ -164,18 +184,8 @@ def test_rank_schedulers_keep_running_and_waiting_lists_in_rank_order(name):
             assert policy.wait_rank == policy.rank[policy.wait_ids].tolist()
             assert not policy._wait_shared and not policy._wait_edits
 
-        def spy(t):
-            nonlocal checked, evicted
-            check()
-            batch = plain_next_batch(t)
-            check()
-            checked += 1
-            evicted += batch.evict is not None
-            return batch
-
-        policy.next_batch = spy
-        res = simulate(inst, policy)
-        assert verify(inst, res.schedule).feasible
+        batches, evictions = simulate_checking_every_batch(inst, policy, check, after=check)
+        checked, evicted = checked + batches, evicted + evictions
     assert checked > 100 and evicted > 0
 
 
@@ -190,7 +200,6 @@ def test_unified_scheduler_reservation_invariant(name):
         budget = 512 if name in ("vllm", "sarathi-nohy") else 256  # unchunked: every prompt + output - 1 fits
         inst = random_batch_instance(seed, n=50, memory=None, horizon=0.5, limits={"token_budget": budget})
         policy = make_policy(name, inst)
-        plain_next_batch = policy.next_batch
 
         def check():
             st, running = policy.st, np.array(policy.running, dtype=np.int64)
@@ -199,17 +208,8 @@ def test_unified_scheduler_reservation_invariant(name):
             assert np.array_equal(policy.reserved, expected)
             assert policy.reserved_total == expected.sum()
 
-        def spy(t):
-            nonlocal checked, evicted
-            check()
-            batch = plain_next_batch(t)
-            checked += 1
-            evicted += batch.evict is not None
-            return batch
-
-        policy.next_batch = spy
-        res = simulate(inst, policy)
-        assert verify(inst, res.schedule).feasible
+        batches, evictions = simulate_checking_every_batch(inst, policy, check)  # next_batch reserves ahead
+        checked, evicted = checked + batches, evicted + evictions
     assert checked > 100 and evicted > 0
 
 
