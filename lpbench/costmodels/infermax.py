@@ -38,18 +38,11 @@ class InferMaxCost(CostModel):
             return self._time_of_sums(c_sum, n_d, kv, n_p, work, m_sum)
         c = np.asarray(c, dtype=np.float64)
         m = np.asarray(m, dtype=np.float64)
-        per_layer = self.a_o * c.sum() + self.b_o
+        decode = np.asarray(decode, dtype=bool)
         n_d = int(np.count_nonzero(decode))
-        if n_d:
-            kv = (m[decode] + 1.0).sum()
-            per_layer += (self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
-        n_p = len(c) - n_d
-        if n_p:
-            pre = ~np.asarray(decode)
-            cp, mp = c[pre], m[pre]
-            per_layer += ((self.a_p * (cp * cp + 2.0 * cp * mp).sum() + self.b_p) * (1.0 + self.phi * (n_p > 1))
-                          + self.s_p * n_p + self.m_p * mp.sum())
-        return self.layers * per_layer * 1e-3
+        cp, mp = c[~decode], m[~decode]
+        return self._time_of_sums(c.sum(), n_d, (m[decode] + 1.0).sum(), len(c) - n_d,
+                                  (cp * cp + 2.0 * cp * mp).sum(), mp.sum())
 
     @staticmethod
     def _integer_sums(c, m, decode):
@@ -72,14 +65,16 @@ class InferMaxCost(CostModel):
         kv = int(np.add.reduce(m)) - m_sum + n_d if n_d else 0
         return n_d, kv, c_sum - c_pre, n_p, work, d_work, m_sum, c_pre, c_sum
 
-    def _time_of_sums(self, c_sum, n_d, kv, n_p, work, m_sum) -> float:
-        """batch_time's expression on its sums (Python floats)."""
-        per_layer = self.a_o * float(c_sum) + self.b_o
+    def _time_of_sums(self, c_sum, n_d, kv, n_p, work, m_sum):
+        """batch_time's expression on its sums Σ c, n_d, Σ_D (m + 1), n_p, Σ_P (c² + 2 c m), Σ_P m: integers
+        (exact as floats below 2**53), float sums, or float64 arrays over a run's batches (repeat_times).
+        The same operations in the same order, so the same floats whichever the caller."""
+        per_layer = self.a_o * c_sum + self.b_o
         if n_d:
-            per_layer += (self.a_d * float(kv) + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d
+            per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d)
         if n_p:
-            per_layer += ((self.a_p * float(work) + self.b_p) * (1.0 + self.phi * (n_p > 1))
-                          + self.s_p * n_p + self.m_p * float(m_sum))
+            per_layer = per_layer + ((self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1))
+                                     + self.s_p * n_p + self.m_p * m_sum)
         return self.layers * per_layer * 1e-3
 
     def batch_times(self, c, m, decode, ptr):
@@ -113,13 +108,6 @@ class InferMaxCost(CostModel):
             return np.array([self._time_of_sums(c_sum, n_d, kv + d_kv * s, n_p, work + d_work * s, m_sum + d_m * s)
                              for s in range(steps)], dtype=np.float64)
         s = np.arange(steps, dtype=np.int64)
-        per_layer = self.a_o * float(c_sum) + self.b_o
-        if n_d:
-            kv = (kv + d_kv * s).astype(np.float64)
-            per_layer = per_layer + ((self.a_d * kv + self.b_d) * (1.0 + self.phi * (n_d > 1)) + self.s_d * n_d)
-        if n_p:
-            work = (work + d_work * s).astype(np.float64)
-            m_sum = (m_sum + d_m * s).astype(np.float64)
-            per_layer = per_layer + ((self.a_p * work + self.b_p) * (1.0 + self.phi * (n_p > 1)) + self.s_p * n_p
-                                     + self.m_p * m_sum)
-        return self.layers * per_layer * 1e-3  # an array: a batch has a decode or a prefill
+        # an array: a batch has a decode or a prefill, so one of the two terms is an array
+        return self._time_of_sums(c_sum, n_d, (kv + d_kv * s).astype(np.float64), n_p,
+                                  (work + d_work * s).astype(np.float64), (m_sum + d_m * s).astype(np.float64))
