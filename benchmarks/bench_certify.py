@@ -40,14 +40,15 @@ ap.add_argument("--solver", default="cpsat")
 ap.add_argument("--lp", action="store_true", help="also compute the latency-lp bound")
 ap.add_argument("--requests", help="comma list of n: solve the first n requests of each draw (the n-ladder)")
 ap.add_argument("--no-relaxation", action="store_true",
-                help="do not run the completion-cp relaxation before the exact solve (the state before issue 12's "
-                     "completion bounds; volume-bound keeps its gap term)")
+                help="do not run the completion-cp relaxation or the latency-astar search before the exact solve "
+                     "(the state before issue 12's completion bounds; volume-bound keeps its gap term)")
 ap.add_argument("--json", help="write one row per draw to this JSON file")
 args = ap.parse_args()
 if args.no_relaxation:
     from lpbench.formulations.latency_ip import LatencyIP
 
     LatencyIP.certify_max_requests = 0
+    LatencyIP.astar_max_requests = 0
 
 
 def draw(model, k, n):

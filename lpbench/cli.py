@@ -234,6 +234,7 @@ def cmd_solve(args) -> int:
         elif "fluid" in rep:
             kind = "throughput upper bound"
         how = ("closed form, no solver" if rep["backend"] == "closed-form"
+               else f"by lpbench's own {rep['backend']} search, no solver" if rep["solver"] is None
                else f"with {rep['solver']} ({rep['backend']})")
         print(f"{inst.name}: {rep['formulation']} ({kind}) {how}: {rep['status']}")
         source = rep.get("objective_source")

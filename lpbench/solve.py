@@ -109,18 +109,38 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | Non
 BOUND_SHARE = 0.1
 
 
+def _kind(best, searched, certified) -> str:
+    """Where the best verified schedule came from, for ``objective_source``."""
+    if best is searched:
+        return "heuristic"
+    return "search" if certified is not None and best is certified[3] else "policy"
+
+
 class _ProvenByBound(Exception):
     """Raised inside the solve block when a certified bound already meets the incumbent."""
 
 
-def _certify_bound(inst, cls, best, profile, deadline, log):
-    """(bound, source, message) from the formulation's relaxation step, or None when it does not apply."""
+def _certify_bound(inst, cls, best, profile, deadline, metric, log):
+    """(bound, source, message, run) from the formulation's certify step, or None when it does not apply.
+    run: a verified PolicyRun when the step also found a schedule better than ``best`` (an exact search
+    that finished: that schedule is optimal), else None."""
     if log:
-        log("certifying a lower bound (relaxation)")
+        log("certifying a lower bound (relaxation or exact search)")
     found = cls.certify_bound(inst, best.objective, best.schedule, profile, deadline)
-    if found is not None and log:
-        log(f"  {found[1]}: bound {found[0]:g} ({found[2]})")
-    return found
+    if found is None:
+        return None
+    bound, source, message, schedule = found
+    if log:
+        log(f"  {source}: bound {bound:g} ({message})")
+    run = None
+    if schedule is not None:
+        ver = verify(inst, schedule)
+        if not ver.feasible:
+            raise SolveBugError(f"certify step {source} produced an infeasible schedule: {ver.violations[0]}")
+        run = PolicyRun(source, float(ver.metrics[metric]), ver.metrics, schedule)
+        if run.objective < bound - TOL:
+            raise SolveBugError(f"certify step {source}: bound {bound} above its own schedule's {metric} {run.objective}")
+    return bound, source, message, run
 
 
 #: formulation used when none is named: the exact IP for the slot model, the closed-form certified
@@ -143,6 +163,10 @@ def check_applicable(inst: Instance, formulation: str):
         raise InputError(f"--formulation: {formulation!r} is defined for model "
                          f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}; "
                          f"formulations for {inst.model!r}: {', '.join(applicable_formulations(inst))}")
+    largest = getattr(cls, "max_requests", None)
+    if largest is not None and inst.n > largest:  # refused before any policy runs
+        raise InputError(f"--formulation: {formulation!r} takes instances of at most {largest} requests, "
+                         f"{inst.name} has {inst.n}" + (f"; {cls.scalable_alternative}" if cls.scalable_alternative else ""))
     if inst.limits.K > 1 and not several_engines(cls):  # their algebra has one engine
         raise InputError(f"limits.engines: formulation {formulation!r} models one engine, but the instance has "
                          f"{inst.limits.K}; with several engines: "
@@ -201,8 +225,11 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 best = searched
 
         if cls.exact and getattr(cls, "certify_bound", None) is not None and best is not None and not REQUESTED.is_set():
-            certified = _certify_bound(inst, cls, best, profile, t_enter + (INCUMBENT_SHARE + BOUND_SHARE)
-                                       * profile.time_limit, log)
+            share = (cls.certify_share(inst) if hasattr(cls, "certify_share") else None) or BOUND_SHARE
+            certified = _certify_bound(inst, cls, best, profile, t_enter + (INCUMBENT_SHARE + share)
+                                       * profile.time_limit, metric, log)
+            if certified is not None and certified[3] is not None and certified[3].objective < best.objective - TOL:
+                best = certified[3]   # an exact search finished with a better, optimal schedule
         if certified is not None and certified[0] >= best.objective - TOL:
             raise _ProvenByBound
         if log:
@@ -222,7 +249,10 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
                                     f"objective {val} vs verified {best.objective})")
         build_seconds = time.perf_counter() - t0
-        if log:
+        if log and getattr(cls, "closed_form", False):
+            log(f"running {getattr(cls, 'engine', 'the closed form')} (time limit {profile.time_limit:g}s)"
+                + ("; incumbent " + best.name if warm is not None else ""))
+        elif log:
             log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
                 f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
             log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
@@ -263,15 +293,16 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
     objective_source = "solver" if verified and res.x is not None else None
     if certified is not None and res.x is None and res.status == "optimal":
         objective, schedule = best.objective, best.schedule
-        objective_source = f"{'heuristic' if best is searched else 'policy'} {best.name}"
+        objective_source = f"{_kind(best, searched, certified)} {best.name}"
     if cls.exact and best is not None and res.status != "optimal" and (not verified or best.objective < objective):
         # the solver stopped without a schedule at least as good: report the best verified policy schedule
         objective, schedule, verified = best.objective, best.schedule, True
-        objective_source = f"{'heuristic' if best is searched else 'policy'} {best.name}"
+        objective_source = f"{_kind(best, searched, certified)} {best.name}"
         note = f"the objective is the verified {best.name} schedule (the solver found no better one)"
         res = replace(res, message=f"{res.message}; {note}" if res.message else note)
 
-    backend_name = "closed-form" if getattr(cls, "closed_form", False) else profile.backend
+    backend_name = (getattr(cls, "engine", "closed-form") if getattr(cls, "closed_form", False)
+                    else profile.backend)  # engine: a search of lpbench's own (latency-astar: "astar")
     bound, bound_source = res.bound, ((getattr(form, "bound_source", None) or backend_name)
                                       if res.bound is not None else None)
     if certified is not None:

@@ -92,34 +92,65 @@ class LatencyIP(Formulation):
     #: 60 s (measured: jaillet-model1 draw 0, n = 53: 8448 either way), so it is not run
     certify_max_requests = 30
 
+    #: the certify step runs the exact search ``latency-astar`` on instances of up to this many requests
+    #: (its own limit, ``latency_astar.MAX_REQUESTS``; 0 turns it off)
+    astar_max_requests = 16
+    #: share of the time limit for the certify step on those instances (instead of solve.BOUND_SHARE):
+    #: there the step is an exact search that often finishes the job
+    astar_share = 0.45
+    #: share of the certify step kept for ``completion-cp`` when the A* search does not finish
+    astar_relaxation_share = 0.2
+
+    @classmethod
+    def certify_share(cls, inst) -> float | None:
+        """This step's share of the time limit: ``astar_share`` where the A* search runs, else the default."""
+        return cls.astar_share if inst.n <= cls.astar_max_requests else None
+
     @classmethod
     def certify_bound(cls, inst, incumbent: float, schedule, profile, deadline: float):
-        """The best certified bound of two relaxations for the exact models: ``lagrange-bound`` (the LP
-        value of (1)-(4) by pricing (3), any size; a quarter of this step's time, at least
-        ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests) when the step has that much) and, on up to
-        ``certify_max_requests`` requests, the ``completion-cp`` relaxation (Lemmas 2-3 of
-        :mod:`lpbench.formulations.completion`). When it meets the incumbent, the incumbent is proven
-        optimal without solving the IP; otherwise it is the objective floor (c)."""
+        """(bound, source, message, schedule or None): the best certified bound of, in turn,
+        ``lagrange-bound`` (the LP value of (1)-(4) by pricing (3), any size), on up to
+        ``astar_max_requests`` requests the exact search ``latency-astar`` (with the incumbent as
+        its upper bound; when it finishes, its value is OPT and its schedule is returned if it beats the
+        incumbent), and, on up to ``certify_max_requests`` requests, the ``completion-cp`` relaxation
+        (Lemmas 2-3 of :mod:`lpbench.formulations.completion`). Lagrange gets a quarter of the step, at
+        least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that where the A* search
+        runs; the A* search leaves ``astar_relaxation_share`` of what is left to completion-cp. When the
+        bound meets the incumbent, the incumbent is proven optimal without solving the IP; otherwise it
+        is the objective floor (c)."""
         import time
 
         from ..solvers.base import SolverProfile
         from .completion import CompletionCP
         from .lagrange import LagrangeBound
+        from .latency_astar import astar_search
 
         left = deadline - time.perf_counter()
         if left < 0.2:
             return None
-        lag_seconds = min(left, max(left / 4, LAGRANGE_MIN_SECONDS))
+        search = inst.n <= cls.astar_max_requests
+        lag_seconds = min(left, LAGRANGE_MIN_SECONDS if search else max(left / 4, LAGRANGE_MIN_SECONDS))
         lag = LagrangeBound(inst).solve(SolverProfile("lagrange-bound", "closed-form", time_limit=lag_seconds))
-        found = [(float(lag.bound), "lagrange-bound", lag.message)]
+        found = [(float(lag.bound), "lagrange-bound", lag.message, None)]
+        if search and lag.bound < incumbent:
+            left = deadline - time.perf_counter()
+            starts = starts_from_schedule(inst, schedule)
+            res = astar_search(inst, incumbent, starts,
+                               deadline=time.perf_counter() + (1 - cls.astar_relaxation_share) * left)
+            note = f"{res.status}: {res.expanded:,} states expanded in {res.seconds:.1f}s"
+            if res.status == "optimal":
+                better = res.objective < incumbent
+                return (res.objective, "latency-astar", note,
+                        schedule_from_starts(inst, res.starts) if better else None)
+            found.append((res.bound, "latency-astar", note, None))
         left = deadline - time.perf_counter()
-        if inst.n <= cls.certify_max_requests and left >= 1.0 and lag.bound < incumbent:
+        if inst.n <= cls.certify_max_requests and left >= 1.0 and max(f[0] for f in found) < incumbent:
             relax = CompletionCP(inst, incumbent_objective=incumbent)
             cpsat = SolverProfile("completion-cp", "cpsat", time_limit=left, threads=max(2, profile.threads),
                                   seed=profile.seed)  # the exact solve's options belong to its own backend
             res = relax.build().solve(cpsat, schedule)
             if res.bound is not None:
-                found.append((float(res.bound), "completion-cp", res.message))
+                found.append((float(res.bound), "completion-cp", res.message, None))
         return max(found, key=lambda f: f[0])
 
     def estimate_nonzeros(self) -> int:

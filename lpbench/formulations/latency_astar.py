@@ -1,0 +1,342 @@
+"""Exact best-first (A*) search for the seed-004 latency problem, eqs. (1)-(4) (ours, issue 12; slot model).
+
+The time-indexed IP grows with the horizon and its LP relaxation smooths the memory ramps away; the
+completion-time relaxations (:mod:`lpbench.formulations.completion`) are strong but CP-SAT proves them
+slowly. This module searches the schedules themselves, round by round, and prunes with lower bounds
+built from the same lemmas. It proves small instances (about 8-12 requests) and, stopped early, still
+returns a certified lower bound.
+
+**States.** At time t (before the starts of round t+1 are chosen) the future depends only on W, the
+requests not yet started, and A, the running requests with their ages α_i = t − k_i ∈ [1, o_i − 1]
+(memory s_i + α_i + d at round t + d, completion at t + o_i − α_i), and on t itself while some request
+has not arrived (a_j > t). A move chooses X ⊆ {j ∈ W: a_j <= t} to start at k = t, keeping memory
+feasible; then one round passes. Its cost is the number of arrived, unfinished requests, so a path from
+the empty start to the state with nothing left costs Σ_i (C_i − a_i), objective (1), and paths are
+exactly the schedules of (2)-(4). *Feasibility of a move.* With no further starts, memory after t is
+highest at completion times (Lemma 1 of ``completion``), so A ∪ X is feasible for the rest of its life
+iff the memory at each member's completion offset is at most M; later starts are checked when they are
+made (they only add memory). Starting later is pointwise lighter for the started request (its footprint
+at any round is smaller or zero), so the feasible start offsets of one request beside fixed running
+ones are an upward-closed set.
+
+**Reductions (each keeps an optimal schedule).**
+
+* Identical requests (a, s, o) start in index order (swapping them maps schedules to schedules of equal
+  cost).
+* When nothing runs and every request left has arrived, some request starts now: otherwise round t+1
+  has nothing active and every later start can move one round earlier (as horizon (a) of
+  ``latency-ip``), lowering (1).
+
+**Lower bound h on the cost still to come** (admissible, so A* returns an optimum; also "pathmax":
+a child's f is at least its parent's, since every completion through the child passes the parent).
+Running requests contribute exactly o_i − α_i. For the waiting set W, with offsets x = C_j − t:
+
+* (E) *earliest completion*: c_j = max(e_j, a_j − t) + o_j, where e_j is the least start offset at
+  which j alone fits beside A (upward-closed, above).
+* (V) *volume*: the k-th smallest completion of W needs the k smallest volumes V_k within (t, t + x]
+  beside A's known memory U(d): Σ_{d<=x} (M − U(d)) >= V_k; and with Lemma 3 of ``completion``,
+  (t, t + x] is cut by at most k + |A| completion times into stretches that carry at most
+  (k + |A|)·φ̃(x/(k + |A|)) memory-rounds, of which A uses Σ_{d<=x} U(d). Each is a necessary condition
+  on x, so the least x meeting it bounds the k-th completion; Σ_k max(that x, k-th smallest c_j).
+* (L) *pair chain*: by Lemma 2, consecutive completions of W in any order π satisfy
+  C_π(l) − C_π(l−1) >= w(π(l−1), π(l)), so Σ_{j∈W} (C_j − t) >= min_j ( |W|·c_j + G(W, j) ), where
+  G(S, j) = min_{k ∈ S−j} ( (|S| − 1)·w(j, k) + G(S − j, k) ) is the least weighted chain that starts
+  with j (a dynamic programme over subsets, tabulated once: 2^n·n entries, so at most ``MAX_REQUESTS``
+  requests; larger instances are refused before the search).
+
+h = Σ_A (o_i − α_i) + max((V), (L)) − Σ_{j∈W} max(0, a_j − t).
+
+**Certificates.** With an incumbent UB (a verified schedule), nodes with f >= UB are dropped: if the
+search empties, UB is optimal. Stopped early (time or state limit), the least f among open nodes (and
+UB) is a certified lower bound: some open node lies on an optimal path with its optimal cost so far
+(the standard A* invariant, kept by re-opening a state reached more cheaply), and its f <= OPT.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+
+import numpy as np
+
+from ..errors import InputError
+from ..interrupt import REQUESTED
+from ..semantics import SLOT
+from ..solvers.base import SolveResult
+from .base import FORMULATIONS, Formulation
+from .latency_ip import LatencyIP, schedule_from_starts, starts_from_schedule
+
+#: the pair-chain table G has 2^n·n entries (65,536 × 16), and the moves of one round are the memory-
+#: feasible subsets of the waiting requests: beyond this size the search is refused (keep
+#: ``LatencyIP.astar_max_requests`` at most this)
+MAX_REQUESTS = 16
+#: stop (with a certified bound) after this many distinct states (about 1 KB each in Python)
+MAX_STATES = 4_000_000
+BIG = 1 << 40
+
+
+class SearchResult:
+    """What the search found: status ("optimal", "time_limit", "feasible" at the state limit,
+    "interrupted"), the best objective and its starts (None if no schedule beat the incumbent and none
+    was given), the certified lower bound, and counters."""
+
+    def __init__(self, status, objective, starts, bound, expanded, states, seconds):
+        self.status, self.objective, self.starts, self.bound = status, objective, starts, bound
+        self.expanded, self.states, self.seconds = expanded, states, seconds
+
+
+class _Bounds:
+    """The lower bound h of the module docstring, with its per-running-set and per-waiting-set parts
+    cached (both repeat across many states)."""
+
+    def __init__(self, a, s, o, M):
+        self.s, self.o, self.M = s, o, M
+        self.n = n = len(s)
+        self.p = [s[i] + o[i] for i in range(n)]
+        self.vol = [s[i] * o[i] + o[i] * (o[i] + 1) // 2 for i in range(n)]
+        self.span = sum(o) + max(o) + 2   # offsets x searched (a bound beyond them reads span + 1: still valid)
+        self.w = [[min(o[j], max(0, self.p[h] + self.p[j] - M)) for j in range(n)] for h in range(n)]
+        self.G = self._chain_table()
+        self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
+        self.x = np.arange(1, self.span + 1, dtype=np.float64)
+        # Lemma-3 rows are searched as one sorted array, row r shifted by r·row_shift: more than the
+        # spread of any row (|values| <= span·M + 2n·M²), small enough for exact float comparisons
+        self.row_shift = float(4 * (self.span * M + 2 * n * M * M) + 1)
+        self.running_cache: dict = {}
+        self.waiting_cache: dict = {}
+
+    def _chain_table(self) -> np.ndarray:
+        """G[S, j] of (L) for every subset S (bitmask) and j ∈ S; BIG where j ∉ S."""
+        n = self.n
+        w = np.array(self.w, dtype=np.int64)
+        G = np.full((1 << n, n), BIG, dtype=np.int64)
+        for j in range(n):
+            G[1 << j, j] = 0
+        for S in range(1, 1 << n):
+            members = [j for j in range(n) if S >> j & 1]
+            if len(members) < 2:
+                continue
+            rest = np.array([S & ~(1 << j) for j in members])
+            cand = (len(members) - 1) * w[members] + G[rest]        # row j: over k in S − j
+            G[S, members] = cand.min(axis=1)
+        return G
+
+    def running(self, act):
+        """Per running set: (Σ remaining rounds, least start offset e_j of every request beside it,
+        free capacity prefix Σ_{d<=x}(M − U(d)), Lemma-3 rows, |A|)."""
+        got = self.running_cache.get(act)
+        if got is not None:
+            return got
+        M, s, o, n = self.M, self.s, self.o, self.n
+        span = self.span
+        U = np.zeros(span + 1, dtype=np.int64)          # U[d] = memory of A at round t + d
+        for i, age in act:
+            left = o[i] - age
+            U[1:left + 1] += s[i] + age + np.arange(1, left + 1)
+        used = np.cumsum(U[1:])
+        free = np.cumsum(M - U[1:])
+        # e_j: least δ >= 0 with U(r) + s_j + (r − δ) <= M for every round r ∈ (δ, δ + o_j]; only rounds
+        # with A running matter (beyond them s_j + o_j <= M). Round r forbids δ ∈ [r − o_j, min(r, s_j −
+        # slack_r)), slack_r = M − U(r) − r; e_j is the least δ no round forbids (difference arrays)
+        reach = max((o[i] - age for i, age in act), default=0)
+        r = np.arange(1, reach + 1)
+        slack = M - U[1:reach + 1] - r
+        lo = np.maximum(r[None, :] - self.o_arr[:, None], 0)
+        hi = np.minimum(r[None, :], self.s_arr[:, None] - slack[None, :])
+        hit = hi > lo
+        jj = np.broadcast_to(np.arange(n)[:, None], hit.shape)[hit]
+        cover = np.zeros((n, reach + 2), dtype=np.int64)
+        np.add.at(cover, (jj, lo[hit]), 1)
+        np.add.at(cover, (jj, hi[hit]), -1)
+        e = np.argmax(np.cumsum(cover, axis=1) == 0, axis=1)
+        q = len(act)
+        K = np.arange(1, n + 1 + q, dtype=np.float64)[:, None]   # stretches: k + q for k = 1..n
+        y = np.minimum(self.x[None, :] / K, M + 0.5)
+        cap3 = K * ((M + 0.5) * y - y * y / 2) - used[None, :]  # φ̃ as in completion.py
+        cap3 = np.maximum.accumulate(cap3, axis=1)   # running max: the least x meeting it is a search
+        rows = cap3 + np.arange(len(K))[:, None] * self.row_shift
+        got = (sum(o[i] - age for i, age in act), e, free, rows.ravel(), q)
+        self.running_cache[act] = got
+        return got
+
+    def waiting(self, W):
+        got = self.waiting_cache.get(W)
+        if got is None:
+            members = [j for j in range(self.n) if W >> j & 1]
+            idx = np.array(members, dtype=np.int64)
+            V = np.cumsum(np.sort(np.array([self.vol[j] for j in members], dtype=np.int64)))
+            got = (idx, V)
+            self.waiting_cache[W] = got
+        return got
+
+    def h(self, W, act, t):
+        remaining, e, free, rows, q = self.running(act)
+        if not W:
+            return remaining
+        idx, V = self.waiting(W)
+        m = len(idx)
+        late = np.maximum(self.a_arr[idx] - t, 0)
+        c = np.maximum(e[idx], late) + self.o_arr[idx]
+        cs = np.sort(c)
+        x_free = np.searchsorted(free, V) + 1
+        span = self.span
+        targets = V - 1e-6 + (np.arange(m) + q) * self.row_shift   # φ̃ in floats: never round a tie up
+        x_gap = np.searchsorted(rows, targets) - (np.arange(m) + q) * span + 1
+        volume = int(np.maximum(np.maximum(x_free, x_gap), cs).sum())
+        pair = int((m * c + self.G[W][idx]).min())
+        return remaining + max(volume, pair) - int(late.sum())
+
+
+def refuse_if_too_large(inst) -> None:
+    if inst.n > MAX_REQUESTS:
+        raise InputError(f"--formulation: 'latency-astar' searches instances of at most {MAX_REQUESTS} requests "
+                         f"(its pair-chain table has 2^n entries); {inst.name} has {inst.n}; "
+                         f"{LatencyIP.scalable_alternative}")
+
+
+def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: float | None = None,
+                 max_states: int = MAX_STATES) -> SearchResult:
+    """Best-first search of the module docstring. ``upper``/``upper_starts``: a verified incumbent (its
+    total latency and start rounds), returned when nothing better exists."""
+    refuse_if_too_large(inst)
+    t_enter = time.perf_counter()
+    a = [int(x) for x in inst.arrival]
+    s = [int(x) for x in inst.prompt]
+    o = [int(x) for x in inst.output]
+    M, n = int(inst.memory), inst.n
+    bounds = _Bounds(a, s, o, M)
+    a_last = max(a)
+    before = [0] * n                                  # identical requests listed earlier (symmetry)
+    seen: dict = {}
+    for i in range(n):
+        key = (a[i], s[i], o[i])
+        if key in seen:
+            before[i] = 1 << seen[key]
+        seen[key] = i
+    ub = BIG if upper is None else int(round(upper))
+    full = (1 << n) - 1
+    t0 = min(a)
+    h0 = bounds.h(full, (), t0)
+    heap = [(h0, 0, t0, full, (), None)]
+    best_g = {(full, (), t0 if t0 < a_last else -1): 0}
+    expanded = 0
+    found = None
+
+    def finish(status, bound):
+        if found is not None:
+            g, path = found
+            starts = np.zeros(n, dtype=np.int64)
+            while path is not None:
+                t, X, path = path
+                for i in range(n):
+                    if X >> i & 1:
+                        starts[i] = t
+            return SearchResult(status, float(g), starts, float(bound), expanded, len(best_g),
+                                time.perf_counter() - t_enter)
+        starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
+        return SearchResult(status, None if upper is None else float(upper), starts, float(bound), expanded,
+                            len(best_g), time.perf_counter() - t_enter)
+
+    while heap:
+        f, g, t, W, act, path = heapq.heappop(heap)
+        g = -g
+        key = (W, act, t if t < a_last else -1)
+        if best_g.get(key, BIG) < g:
+            continue                                  # reached more cheaply since
+        if W == 0 and not act:
+            found = (g, path)
+            return finish("optimal", g)
+        expanded += 1
+        if len(best_g) > max_states:
+            return finish("feasible", min(f, ub))
+        if REQUESTED.is_set():
+            return finish("interrupted", min(f, ub))
+        if deadline is not None and time.perf_counter() > deadline:
+            return finish("time_limit", min(f, ub))
+        arrived = [j for j in range(n) if W >> j & 1 and a[j] <= t]
+        cost = len(act) + len(arrived)
+        if not act and not arrived:                   # nothing to do before the next arrival: jump
+            t_next = min(a[j] for j in range(n) if W >> j & 1)
+            heapq.heappush(heap, (f, -g, t_next, W, act, path))
+            best_g[(W, act, t_next if t_next < a_last else -1)] = g
+            continue
+        # peaks of the running set: (completion offset d, memory then); a start of j adds s_j + d
+        peaks = []
+        for i, age in act:
+            d = o[i] - age
+            peaks.append([d, sum(s[k] + ag + d for k, ag in act if ag + d <= o[k])])
+        moves = []
+
+        def extend(pos, X, peaks, members):
+            moves.append((X, members))
+            for q in range(pos, len(arrived)):
+                j = arrived[q]
+                if before[j] & W & ~X:
+                    continue                          # an identical request listed earlier still waits
+                ok = True
+                for d, load in peaks:
+                    if d <= o[j] and load + s[j] + d > M:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                own = s[j] + o[j] + sum(s[k] + ag + o[j] for k, ag in members if ag + o[j] <= o[k])
+                if own > M:
+                    continue
+                grown = [[d, load + s[j] + d if d <= o[j] else load] for d, load in peaks] + [[o[j], own]]
+                extend(q + 1, X | (1 << j), grown, members + [(j, 0)])
+
+        extend(0, 0, peaks, list(act))
+        idle_dominated = not act and t >= a_last
+        for X, members in moves:
+            if X == 0 and idle_dominated:
+                continue
+            nxt = tuple(sorted((i, age + 1) for i, age in members if age + 1 < o[i]))
+            W2, t2, g2 = W & ~X, t + 1, g + cost
+            key2 = (W2, nxt, t2 if t2 < a_last else -1)
+            if best_g.get(key2, BIG) <= g2:
+                continue
+            f2 = max(g2 + bounds.h(W2, nxt, t2), f)   # pathmax
+            if f2 >= ub:
+                continue
+            best_g[key2] = g2
+            heapq.heappush(heap, (f2, -g2, t2, W2, nxt, (t, X, path) if X else path))
+    return finish("optimal", ub)                      # nothing beats the incumbent: it is optimal
+
+
+@FORMULATIONS.register("latency-astar")
+class LatencyAStar(Formulation):
+    name = "latency-astar"
+    models = (SLOT,)
+    exact = True
+    closed_form = True            # no external solver: the search above
+    engine = "astar"
+    integral_objective = True
+    summary = ("exact A* search over rounds, bounded by the completion-time lemmas (proves about 8-12 "
+               "requests; stopped early: a certified lower bound)")
+    search_incumbent = staticmethod(LatencyIP.search_incumbent)
+    max_requests = MAX_REQUESTS   # refused above it (solve.check_applicable), before policies run
+    scalable_alternative = LatencyIP.scalable_alternative
+
+    def build(self):
+        self.n_vars = self.n_rows = 0
+        return self
+
+    def solve(self, profile, warm_schedule=None) -> SolveResult:
+        inst = self.inst
+        starts = upper = None
+        if warm_schedule is not None:
+            starts = starts_from_schedule(inst, warm_schedule)
+            if starts is not None:
+                upper = float((starts + inst.output - inst.arrival).sum())
+        found = astar_search(inst, upper, starts, deadline=time.perf_counter() + 0.98 * profile.time_limit)
+        why = {"optimal": "search complete", "time_limit": "time limit reached",
+               "feasible": f"stopped at {MAX_STATES:,} states", "interrupted": "interrupted (Ctrl-C)"}[found.status]
+        x = None if found.starts is None else found.starts.astype(np.float64)
+        return SolveResult(found.status, found.objective, found.bound, found.seconds, x,
+                           f"{why}: {found.expanded:,} states expanded, {found.states:,} stored")
+
+    def extract(self, starts):
+        return schedule_from_starts(self.inst, np.round(starts).astype(np.int64))
+
+    def warm_start(self, schedule):
+        return schedule
