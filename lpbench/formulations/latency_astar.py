@@ -97,6 +97,7 @@ class _Bounds:
         self.w = [[min(o[j], max(0, self.p[h] + self.p[j] - M)) for j in range(n)] for h in range(n)]
         self.G = self._chain_table()
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
+        self.a_last = max(a)
         self.x = np.arange(1, self.span + 1, dtype=np.float64)
         # Lemma-3 rows are searched as one sorted array, row r shifted by r·row_shift: more than the
         # spread of any row (|values| <= span·M + 2n·M²), small enough for exact float comparisons
@@ -159,12 +160,14 @@ class _Bounds:
         return got
 
     def waiting(self, W):
+        """Per waiting set: (members, their o, prefix sums of their sorted volumes, targets of the Lemma-3
+        search for each number q of running requests (cached as met), its chain-table row)."""
         got = self.waiting_cache.get(W)
         if got is None:
             members = [j for j in range(self.n) if W >> j & 1]
             idx = np.array(members, dtype=np.int64)
             V = np.cumsum(np.sort(np.array([self.vol[j] for j in members], dtype=np.int64)))
-            got = (idx, V)
+            got = (idx, self.o_arr[idx], V, {}, self.G[W][idx], len(members))
             self.waiting_cache[W] = got
         return got
 
@@ -172,18 +175,23 @@ class _Bounds:
         remaining, e, free, rows, q = self.running(act)
         if not W:
             return remaining
-        idx, V = self.waiting(W)
-        m = len(idx)
-        late = np.maximum(self.a_arr[idx] - t, 0)
-        c = np.maximum(e[idx], late) + self.o_arr[idx]
-        cs = np.sort(c)
-        x_free = np.searchsorted(free, V) + 1
-        span = self.span
-        targets = V - 1e-6 + (np.arange(m) + q) * self.row_shift   # φ̃ in floats: never round a tie up
-        x_gap = np.searchsorted(rows, targets) - (np.arange(m) + q) * span + 1
-        volume = int(np.maximum(np.maximum(x_free, x_gap), cs).sum())
-        pair = int((m * c + self.G[W][idx]).min())
-        return remaining + max(volume, pair) - int(late.sum())
+        idx, o_w, V, targets_by_q, G_w, m = self.waiting(W)
+        if t >= self.a_last:                          # everything has arrived: no waiting is forced
+            c = e[idx] + o_w
+            late = 0
+        else:
+            wait = np.maximum(self.a_arr[idx] - t, 0)
+            c = np.maximum(e[idx], wait) + o_w
+            late = int(wait.sum())
+        targets = targets_by_q.get(q)
+        if targets is None:                           # φ̃ in floats: never round a tie up
+            shift = (np.arange(m) + q)
+            targets = targets_by_q[q] = (V - 1e-6 + shift * self.row_shift, shift * self.span - 1)
+        x = np.maximum(np.searchsorted(rows, targets[0]) - targets[1], np.searchsorted(free, V) + 1)
+        c_sorted = np.sort(c)
+        volume = int(np.maximum(x, c_sorted).sum())
+        pair = int((m * c + G_w).min())
+        return remaining + (volume if volume > pair else pair) - late
 
 
 def refuse_if_too_large(inst) -> None:
