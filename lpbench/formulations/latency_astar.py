@@ -264,8 +264,10 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
         cost = len(act) + len(arrived)
         if not act and not arrived:                   # nothing to do before the next arrival: jump
             t_next = min(a[j] for j in range(n) if W >> j & 1)
-            heapq.heappush(heap, (f, -g, t_next, W, act, path))
-            best_g[(W, act, t_next if t_next < a_last else -1)] = g
+            key2 = (W, act, t_next if t_next < a_last else -1)
+            if best_g.get(key2, BIG) > g:
+                best_g[key2] = g
+                heapq.heappush(heap, (f, -g, t_next, W, act, path))
             continue
         # peaks of the running set: (completion offset d, memory then); a start of j adds s_j + d
         peaks = []
@@ -294,7 +296,7 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
                 extend(q + 1, X | (1 << j), grown, members + [(j, 0)])
 
         extend(0, 0, peaks, list(act))
-        idle_dominated = not act and t >= a_last
+        idle_dominated = not act and len(arrived) == W.bit_count()   # all left have arrived
         for X, members in moves:
             if X == 0 and idle_dominated:
                 continue
