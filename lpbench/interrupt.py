@@ -47,10 +47,11 @@ class Abandoned(Exception):
         self.timed_out = timed_out
 
 
-def run_interruptible(work: Callable[[], T], stop: Callable[[], None], deadline: float | None = None) -> T:
+def run_interruptible(work: Callable[[], T], stop: Callable[[], None], deadline: float | None = None,
+                      stop_when: threading.Event | None = None) -> T:
     """``work()`` with SIGINT mapped to ``stop()``, and ``stop()`` also called once ``deadline`` (a
-    ``time.perf_counter()`` time) has passed. Outside the main thread there are no signals, but the
-    deadline still holds."""
+    ``time.perf_counter()`` time) has passed, or once ``stop_when`` is set (another search finished
+    first). Outside the main thread there are no signals, but the deadline still holds."""
     box: dict = {}
 
     def target():
@@ -78,6 +79,9 @@ def run_interruptible(work: Callable[[], T], stop: Callable[[], None], deadline:
             worker.join(0.05)
             if not worker.is_alive():
                 break
+            if stop_when is not None and stop_when.is_set() and not timed_out:
+                stop()
+                stop_when = None
             if deadline is not None and not timed_out and time.perf_counter() > deadline:
                 timed_out = True
                 stop()

@@ -37,7 +37,8 @@ def test_solver_without_schedule_reports_the_best_verified_policy_schedule(monke
 def test_solver_schedule_is_the_source_when_it_is_best(monkeypatch):
     from lpbench.formulations.latency_ip import LatencyIP
 
-    monkeypatch.setattr(LatencyIP, "certify_max_requests", 0)  # no proof by the relaxation: the IP is solved
+    monkeypatch.setattr(LatencyIP, "certify_max_requests", 0)  # no proof by the relaxation or the
+    monkeypatch.setattr(LatencyIP, "astar_max_requests", 0)    # certify step's search: the IP is solved
     rep = solve_instance(draw(n=4), "latency-ip", "highs", 60, ["mc-sf"])
     assert rep["status"] == "optimal" and rep["objective_source"] == "solver"
 

@@ -144,3 +144,15 @@ def test_certify_step_proves_and_returns_a_better_schedule(monkeypatch):
     assert rep["bound_source"] == "latency-astar" and rep["objective_source"] == "search latency-astar"
     assert rep["variables"] is None                    # the IP was not built
     assert rep["ratios"]["mc-sf"]["upper"] == pytest.approx(725 / 701)
+
+
+def test_certify_portfolio_cpsat_side_and_prompt_stop():
+    """Draw 2, first 10 requests (many small requests): CP-SAT, beside the search, proves 318; on draw
+    0's first 8 the search proves 701 at once, and CP-SAT is stopped instead of running to its limit."""
+    rep = solve_instance(jaillet_prefix(2, 10), "latency-ip", "highs", 60, ["mc-sf"])
+    assert rep["status"] == "optimal" and rep["objective"] == 318 and rep["bound_source"] == "cpsat"
+    assert rep["variables"] is None                    # proven in the certify step
+    t0 = time.perf_counter()
+    rep = solve_instance(jaillet_prefix(0, 8), "latency-cp", "cpsat", 60, ["mc-sf"])
+    assert rep["status"] == "optimal" and rep["bound_source"] == "latency-astar"
+    assert time.perf_counter() - t0 < 30               # the step's CP-SAT would otherwise run about 50 s

@@ -202,9 +202,10 @@ def refuse_if_too_large(inst) -> None:
 
 
 def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: float | None = None,
-                 max_states: int = MAX_STATES) -> SearchResult:
+                 max_states: int = MAX_STATES, stop_when=None) -> SearchResult:
     """Best-first search of the module docstring. ``upper``/``upper_starts``: a verified incumbent (its
-    total latency and start rounds), returned when nothing better exists."""
+    total latency and start rounds), returned when nothing better exists. ``stop_when`` (a
+    threading.Event): stop with status "stopped" and the bound so far (a portfolio partner finished)."""
     refuse_if_too_large(inst)
     t_enter = time.perf_counter()
     a = [int(x) for x in inst.arrival]
@@ -258,6 +259,8 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
             return finish("feasible", min(f, ub))
         if REQUESTED.is_set():
             return finish("interrupted", min(f, ub))
+        if stop_when is not None and stop_when.is_set():
+            return finish("stopped", min(f, ub))
         if deadline is not None and time.perf_counter() > deadline:
             return finish("time_limit", min(f, ub))
         arrived = [j for j in range(n) if W >> j & 1 and a[j] <= t]

@@ -75,7 +75,7 @@ class LatencyCP(LatencyIP):
         self.n_vars, self.n_rows = inst.n, len(intervals)
         return self
 
-    def solve(self, profile, warm_schedule=None) -> SolveResult:
+    def solve(self, profile, warm_schedule=None, stop_when=None) -> SolveResult:
         if profile.backend != "cpsat":
             raise InputError(f"--solver: formulation 'latency-cp' is a CP-SAT model; choose a cpsat profile, "
                              f"got {profile.name!r} ({profile.backend})")
@@ -86,7 +86,7 @@ class LatencyCP(LatencyIP):
                     self.cp.AddHint(var, int(k))
         offset = self.offset
         return solve_cp(self.cp, profile, lambda solver: np.array([solver.Value(v) for v in self.S], dtype=np.float64),
-                        to_objective=lambda v: v + offset)
+                        to_objective=lambda v: v + offset, stop_when=stop_when)
 
     def extract(self, starts):
         return schedule_from_starts(self.inst, np.round(starts).astype(np.int64))

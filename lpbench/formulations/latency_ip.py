@@ -92,14 +92,12 @@ class LatencyIP(Formulation):
     #: 60 s (measured: jaillet-model1 draw 0, n = 53: 8448 either way), so it is not run
     certify_max_requests = 30
 
-    #: the certify step runs the exact search ``latency-astar`` on instances of up to this many requests
-    #: (its own limit, ``latency_astar.MAX_REQUESTS``; 0 turns it off)
+    #: the certify step runs the exact search ``latency-astar`` beside CP-SAT on instances of up to this
+    #: many requests (its own limit, ``latency_astar.MAX_REQUESTS``; 0 turns it off)
     astar_max_requests = 16
     #: share of the time limit for the certify step on those instances (instead of solve.BOUND_SHARE):
-    #: there the step is an exact search that often finishes the job
-    astar_share = 0.45
-    #: share of the certify step kept for ``completion-cp`` when the A* search does not finish
-    astar_relaxation_share = 0.2
+    #: there the step is an exact portfolio that usually finishes the job
+    astar_share = 0.6
 
     @classmethod
     def certify_share(cls, inst) -> float | None:
@@ -108,22 +106,19 @@ class LatencyIP(Formulation):
 
     @classmethod
     def certify_bound(cls, inst, incumbent: float, schedule, profile, deadline: float):
-        """(bound, source, message, schedule or None): the best certified bound of, in turn,
-        ``lagrange-bound`` (the LP value of (1)-(4) by pricing (3), any size), on up to
-        ``astar_max_requests`` requests the exact search ``latency-astar`` (with the incumbent as
-        its upper bound; when it finishes, its value is OPT and its schedule is returned if it beats the
-        incumbent), and, on up to ``certify_max_requests`` requests, the ``completion-cp`` relaxation
-        (Lemmas 2-3 of :mod:`lpbench.formulations.completion`). Lagrange gets a quarter of the step, at
-        least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that where the A* search
-        runs; the A* search leaves ``astar_relaxation_share`` of what is left to completion-cp. When the
-        bound meets the incumbent, the incumbent is proven optimal without solving the IP; otherwise it
-        is the objective floor (c)."""
+        """(bound, source, message, schedule or None): first ``lagrange-bound`` (the LP value of (1)-(4)
+        by pricing (3), any size); then, on up to ``astar_max_requests`` requests, the exact portfolio
+        :meth:`search_portfolio`, else on up to ``certify_max_requests`` requests the ``completion-cp``
+        relaxation (Lemmas 2-3 of :mod:`lpbench.formulations.completion`). Lagrange gets a quarter of the
+        step, at least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before
+        the portfolio. When the bound meets the incumbent, the incumbent is proven optimal without
+        solving the IP; otherwise it is the objective floor (c). The schedule, if any, beats the
+        incumbent."""
         import time
 
         from ..solvers.base import SolverProfile
         from .completion import CompletionCP
         from .lagrange import LagrangeBound
-        from .latency_astar import astar_search
 
         left = deadline - time.perf_counter()
         if left < 0.2:
@@ -131,27 +126,74 @@ class LatencyIP(Formulation):
         search = inst.n <= cls.astar_max_requests
         lag_seconds = min(left, LAGRANGE_MIN_SECONDS if search else max(left / 4, LAGRANGE_MIN_SECONDS))
         lag = LagrangeBound(inst).solve(SolverProfile("lagrange-bound", "closed-form", time_limit=lag_seconds))
-        found = [(float(lag.bound), "lagrange-bound", lag.message, None)]
-        if search and lag.bound < incumbent:
-            left = deadline - time.perf_counter()
-            starts = starts_from_schedule(inst, schedule)
-            res = astar_search(inst, incumbent, starts,
-                               deadline=time.perf_counter() + (1 - cls.astar_relaxation_share) * left)
-            note = f"{res.status}: {res.expanded:,} states expanded in {res.seconds:.1f}s"
-            if res.status == "optimal":
-                better = res.objective < incumbent
-                return (res.objective, "latency-astar", note,
-                        schedule_from_starts(inst, res.starts) if better else None)
-            found.append((res.bound, "latency-astar", note, None))
+        found = (float(lag.bound), "lagrange-bound", lag.message, None)
+        if lag.bound >= incumbent:
+            return found
+        if search:
+            portfolio = cls.search_portfolio(inst, incumbent, schedule, found[0], profile, deadline)
+            return max(found, portfolio, key=lambda f: f[0])
         left = deadline - time.perf_counter()
-        if inst.n <= cls.certify_max_requests and left >= 1.0 and max(f[0] for f in found) < incumbent:
+        if inst.n <= cls.certify_max_requests and left >= 1.0:
             relax = CompletionCP(inst, incumbent_objective=incumbent)
             cpsat = SolverProfile("completion-cp", "cpsat", time_limit=left, threads=max(2, profile.threads),
                                   seed=profile.seed)  # the exact solve's options belong to its own backend
             res = relax.build().solve(cpsat, schedule)
-            if res.bound is not None:
-                found.append((float(res.bound), "completion-cp", res.message, None))
-        return max(found, key=lambda f: f[0])
+            if res.bound is not None and res.bound > found[0]:
+                return (float(res.bound), "completion-cp", res.message, None)
+        return found
+
+    @staticmethod
+    def search_portfolio(inst, incumbent: float, schedule, floor: float, profile, deadline: float):
+        """Two exact methods at once until one proves the optimum or ``deadline`` passes: the A* search
+        ``latency-astar`` in this thread and ``latency-cp`` on CP-SAT with one worker in another (CP-SAT
+        releases the GIL, so each has a core of the two). They are complementary (docs/seed004-
+        certification.md): the search is fast where large requests must run one after another,
+        CP-SAT where many small ones share memory. The first to finish stops the other. Returns
+        (bound, source, message, schedule better than the incumbent or None); the bound is the proven
+        optimum, or else the larger of the two certified bounds."""
+        import threading
+        import time
+
+        from ..solvers.base import SolverProfile
+        from .latency_astar import astar_search
+        from .latency_cp import LatencyCP
+
+        done = threading.Event()
+        cp = LatencyCP(inst, incumbent_objective=incumbent)
+        cp.objective_floor = floor
+        cp.build()
+        box: dict = {}
+        cp_profile = SolverProfile("certify-cpsat", "cpsat", time_limit=max(deadline - time.perf_counter(), 0.1),
+                                   threads=1, seed=profile.seed)
+
+        def run_cp():
+            try:
+                box["res"] = cp.solve(cp_profile, schedule, stop_when=done)
+                if box["res"].status == "optimal":
+                    done.set()
+            except BaseException as e:  # re-raised in this thread below
+                box["error"] = e
+
+        worker = threading.Thread(target=run_cp, name="lpbench-certify-cpsat", daemon=True)
+        worker.start()
+        try:
+            res = astar_search(inst, incumbent, starts_from_schedule(inst, schedule), deadline=deadline, stop_when=done)
+        finally:
+            done.set()   # whatever ended the search also ends CP-SAT
+            worker.join()
+        if "error" in box:
+            raise box["error"]
+        cp_res = box["res"]
+        note = (f"latency-astar {res.status}, {res.expanded:,} states in {res.seconds:.1f}s; CP-SAT (latency-cp, "
+                f"1 worker) {cp_res.status} in {cp_res.solve_seconds:.1f}s")
+        if res.status == "optimal":
+            better = res.objective < incumbent
+            return (res.objective, "latency-astar", note, schedule_from_starts(inst, res.starts) if better else None)
+        better = cp.extract(cp_res.x) if cp_res.x is not None and cp_res.objective < incumbent else None
+        if cp_res.status == "optimal":
+            return (cp_res.objective, "cpsat", note, better)
+        cp_bound = cp_res.bound if cp_res.bound is not None else -np.inf
+        return max((res.bound, "latency-astar", note, better), (cp_bound, "cpsat", note, better), key=lambda f: f[0])
 
     def estimate_nonzeros(self) -> int:
         """(2) has one entry per x_{i,k}; (3) has o_i entries per x_{i,k}."""

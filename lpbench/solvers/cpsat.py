@@ -69,10 +69,11 @@ class CpSatBackend(Backend):
         return replace(res, solve_seconds=res.solve_seconds + convert)
 
 
-def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v: v) -> SolveResult:
+def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v: v, stop_when=None) -> SolveResult:
     """Solve a CP-SAT model under a solver profile and map its status to a SolveResult.
     ``read_solution(solver)`` extracts the solution; ``to_objective`` maps CP-SAT's objective
-    (and bound) to the reported units (offset, scale)."""
+    (and bound) to the reported units (offset, scale); ``stop_when`` (a threading.Event) stops the
+    search early, keeping its incumbent and bound (a portfolio partner finished)."""
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.max_time_in_seconds = float(profile.time_limit)
@@ -89,7 +90,7 @@ def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v:
     t0 = time.perf_counter()
     try:  # Ctrl-C calls stop_search(); so does the deadline, in case CP-SAT's own limit is not checked in time
         st = run_interruptible(lambda: solver.Solve(m), stop=solver.stop_search,
-                               deadline=t0 + float(profile.time_limit) + 0.5)
+                               deadline=t0 + float(profile.time_limit) + 0.5, stop_when=stop_when)
     except Abandoned as e:
         return SolveResult("time_limit" if e.timed_out else "interrupted", solve_seconds=time.perf_counter() - t0,
                            message=f"CP-SAT: {e}")
