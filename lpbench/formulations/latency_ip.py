@@ -184,8 +184,9 @@ class LatencyIP(Formulation):
         if "error" in box:
             raise box["error"]
         cp_res = box["res"]
-        note = (f"latency-astar {res.status}, {res.expanded:,} states in {res.seconds:.1f}s; CP-SAT (latency-cp, "
-                f"1 worker) {cp_res.status} in {cp_res.solve_seconds:.1f}s")
+        # no state counts or seconds here: the message is part of a result row (bench), which should
+        # not change from run to run when the outcome does not
+        note = f"latency-astar {res.status}, CP-SAT (latency-cp, 1 worker) {cp_res.status}"
         if res.status == "optimal":
             better = res.objective < incumbent
             return (res.objective, "latency-astar", note, schedule_from_starts(inst, res.starts) if better else None)
