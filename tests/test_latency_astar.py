@@ -156,3 +156,17 @@ def test_certify_portfolio_cpsat_side_and_prompt_stop():
     rep = solve_instance(jaillet_prefix(0, 8), "latency-cp", "cpsat", 60, ["mc-sf"])
     assert rep["status"] == "optimal" and rep["bound_source"] == "latency-astar"
     assert time.perf_counter() - t0 < 30               # the step's CP-SAT would otherwise run about 50 s
+
+
+def test_portfolio_stopped_by_its_deadline_returns_a_certified_bound():
+    """Draw 7, first 12 requests (not proven in 60 s; best known 614): after 2 s neither side has
+    finished, and the step returns the larger certified bound, above the floor and below 614."""
+    from lpbench.solvers.base import SolverProfile
+
+    inst = jaillet_prefix(7, 12)
+    start = np.arange(inst.n) * int(inst.output.max())                     # serial: always feasible
+    serial = schedule_from_starts(inst, start)
+    bound, source, message, better = LatencyIP.search_portfolio(
+        inst, total_latency(inst, start), serial, 100.0, SolverProfile("cpsat", "cpsat"), time.perf_counter() + 2)
+    assert 100 <= bound <= 614 and source in ("latency-astar", "cpsat") and "optimal" not in message
+    assert better is None or verify(inst, better).metrics["total_latency"] < total_latency(inst, start)
