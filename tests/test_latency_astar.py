@@ -71,13 +71,19 @@ def test_deadline_returns_bound_and_incumbent():
     assert list(found.starts) == list(start)
 
 
+def random_bounds(rng, n, memory, max_s):
+    """The bound tables of a random all-at-zero instance: s ~ U{1..max_s}, o ~ U{1..M − s}."""
+    M = int(rng.integers(*memory))
+    s = rng.integers(1, max_s + 1, n).tolist()
+    o = [int(rng.integers(1, M - si + 1)) for si in s]
+    return _Bounds([0] * n, s, o, M), s, o, M
+
+
 def test_chain_table_against_permutations():
     rng = np.random.default_rng(3)
     for _ in range(10):
-        n, M = 6, int(rng.integers(8, 20))
-        s = rng.integers(1, 4, n).tolist()
-        o = [int(rng.integers(1, M - si + 1)) for si in s]
-        b = _Bounds([0] * n, s, o, M)
+        b, _, _, _ = random_bounds(rng, 6, (8, 20), 3)
+        n = 6
         for S in range(1, 1 << n):
             members = [j for j in range(n) if S >> j & 1]
             for j in members:
@@ -90,15 +96,13 @@ def test_earliest_start_beside_running_requests():
     """e_j against placing j one offset at a time and counting memory round by round."""
     rng = np.random.default_rng(5)
     for _ in range(200):
-        n, M = 5, int(rng.integers(10, 30))
-        s = rng.integers(1, 5, n).tolist()
-        o = [int(rng.integers(1, M - si + 1)) for si in s]
-        b = _Bounds([0] * n, s, o, M)
+        n = 5
+        b, s, o, M = random_bounds(rng, n, (10, 30), 4)
         act, load = [], np.zeros(3 * M, dtype=int)
         for i in rng.permutation(n)[:int(rng.integers(0, 3))]:
-            age = int(rng.integers(1, o[i])) if o[i] > 1 else None
-            if age is None:
-                continue
+            if o[i] == 1:
+                continue                                   # a running request has age 1..o − 1
+            age = int(rng.integers(1, o[i]))
             prof = np.zeros(3 * M, dtype=int)
             prof[1:o[i] - age + 1] = s[i] + age + np.arange(1, o[i] - age + 1)
             if np.all(load + prof <= M):
