@@ -122,22 +122,23 @@ class _ProvenByBound(Exception):
 
 def _certify_bound(inst, cls, best, profile, deadline, metric, log):
     """(bound, source, message, run) from the formulation's certify step, or None when it does not apply.
-    run: a verified PolicyRun when the step also found a schedule better than ``best`` (an exact search
-    that finished: that schedule is optimal), else None."""
+    run: a verified PolicyRun, named by the method that found it, when the step also found a schedule
+    better than ``best`` (optimal if the step proved its bound), else None."""
     if log:
         log("certifying a lower bound (relaxation or exact search)")
     found = cls.certify_bound(inst, best.objective, best.schedule, profile, deadline)
     if found is None:
         return None
-    bound, source, message, schedule = found
+    bound, source, message, better = found
     if log:
         log(f"  {source}: bound {bound:g} ({message})")
     run = None
-    if schedule is not None:
+    if better is not None:
+        name, schedule = better
         ver = verify(inst, schedule)
         if not ver.feasible:
             raise SolveBugError(f"certify step {source} produced an infeasible schedule: {ver.violations[0]}")
-        run = PolicyRun(source, float(ver.metrics[metric]), ver.metrics, schedule)
+        run = PolicyRun(name, float(ver.metrics[metric]), ver.metrics, schedule)
         if run.objective < bound - TOL:
             raise SolveBugError(f"certify step {source}: bound {bound} above its own schedule's {metric} {run.objective}")
     return bound, source, message, run
@@ -229,7 +230,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
             certified = _certify_bound(inst, cls, best, profile, t_enter + (INCUMBENT_SHARE + share)
                                        * profile.time_limit, metric, log)
             if certified is not None and certified[3] is not None and certified[3].objective < best.objective - TOL:
-                best = certified[3]   # an exact search finished with a better, optimal schedule
+                best = certified[3]   # the step found a better schedule (optimal if it proved its bound)
         if certified is not None and certified[0] >= best.objective - TOL:
             raise _ProvenByBound
         if log:
