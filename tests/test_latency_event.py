@@ -1,5 +1,4 @@
-"""latency-event (issue 12): the event model's optimum equals brute force and latency-cp's, and its
-schedules verify."""
+"""latency-event (issue 12): the event model's optimum equals brute force, and its schedules verify."""
 import pytest
 
 from lpbench.formulations.latency_event import LatencyEvent
@@ -32,7 +31,6 @@ def test_pipeline_on_a_jaillet_prefix(monkeypatch):
     certify step off so that the event model itself proves it."""
     from lpbench.formulations.latency_ip import LatencyIP
 
-    monkeypatch.setattr(LatencyIP, "astar_max_requests", 0)
     monkeypatch.setattr(LatencyIP, "certify_bound", classmethod(lambda cls, *args: None))
     rep = solve_instance(jaillet_prefix(0, 8), "latency-event", "cpsat", 60, ["mc-sf"])
     assert rep["status"] == "optimal" and rep["objective"] == 701 and rep["verified"]

@@ -44,11 +44,8 @@ class LatencyCP(LatencyIP):
 
     def build(self):
         inst = self.inst
-        a = inst.arrival.astype(np.int64)
         s, o = inst.prompt, inst.output
-        self.first, self.last = a, self.horizon()
-        m = cp_model.CpModel()
-        S = [m.NewIntVar(int(a[i]), int(self.last[i]), f"S{i}") for i in range(inst.n)]
+        m, S = self.start_model()
         intervals, demands = [], []
         for i in range(inst.n):
             intervals.append(m.NewFixedSizeIntervalVar(S[i] + 1, int(o[i]), f"base{i}"))
@@ -58,6 +55,22 @@ class LatencyCP(LatencyIP):
                 demands.append(1)
         # (3) memory at every time t
         m.AddCumulative(intervals, demands, int(inst.memory))
+        self.finish_model(m, S)
+        self.n_vars, self.n_rows = inst.n, len(intervals)
+        return self
+
+    def start_model(self):
+        """(model, S): start variables S_i ∈ {a_i, ..., k̄_i}, the horizon of ``latency-ip``."""
+        a = self.inst.arrival.astype(np.int64)
+        self.first, self.last = a, self.horizon()
+        m = cp_model.CpModel()
+        return m, [m.NewIntVar(int(a[i]), int(self.last[i]), f"S{i}") for i in range(self.inst.n)]
+
+    def finish_model(self, m, S) -> None:
+        """The parts shared by the CP models over start times: symmetry breaking, the objective floor
+        (c) and objective (1)."""
+        inst = self.inst
+        a, s, o = inst.arrival.astype(np.int64), inst.prompt, inst.output
         # symmetry breaking among identical requests
         groups: dict = {}
         for i in range(inst.n):
@@ -72,12 +85,10 @@ class LatencyCP(LatencyIP):
         m.Minimize(sum(S))
         self.offset = float((o - a).sum())
         self.cp, self.S = m, S
-        self.n_vars, self.n_rows = inst.n, len(intervals)
-        return self
 
     def solve(self, profile, warm_schedule=None, stop_when=None) -> SolveResult:
         if profile.backend != "cpsat":
-            raise InputError(f"--solver: formulation 'latency-cp' is a CP-SAT model; choose a cpsat profile, "
+            raise InputError(f"--solver: formulation {self.name!r} is a CP-SAT model; choose a cpsat profile, "
                              f"got {profile.name!r} ({profile.backend})")
         if warm_schedule is not None:
             starts = starts_from_schedule(self.inst, warm_schedule)

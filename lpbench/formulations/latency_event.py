@@ -26,7 +26,6 @@ whatever the output lengths. Symmetry breaking as in ``latency-cp``: identical (
 from __future__ import annotations
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from .base import FORMULATIONS
 from .latency_cp import LatencyCP
@@ -48,9 +47,7 @@ class LatencyEvent(LatencyCP):
         a = inst.arrival.astype(np.int64)
         s, o, M = inst.prompt.astype(np.int64), inst.output.astype(np.int64), int(inst.memory)
         p = s + o
-        self.first, self.last = a, self.horizon()
-        m = cp_model.CpModel()
-        S = [m.NewIntVar(int(a[j]), int(self.last[j]), f"S{j}") for j in range(n)]
+        m, S = self.start_model()
         c_min, c_max = a + o, self.last + o
         pairs = 0
         for h in range(n):
@@ -75,19 +72,6 @@ class LatencyEvent(LatencyCP):
             # (3) memory at every completion time C_h (Lemma 1: enough for every t)
             if load:
                 m.Add(sum(load) <= M - int(p[h]))
-        # symmetry breaking among identical requests
-        groups: dict = {}
-        for j in range(n):
-            groups.setdefault((int(a[j]), int(s[j]), int(o[j])), []).append(j)
-        for members in groups.values():
-            for i, j in zip(members, members[1:]):
-                m.Add(S[i] <= S[j])
-        # (c) of latency-ip: the objective is at least a certified lower bound on OPT
-        if self.objective_floor is not None:
-            m.Add(sum(S) >= int(np.ceil(self.objective_floor - 1e-6 - float((o - a).sum()))))
-        # (1) total latency (constant Σ(o_j − a_j) added back)
-        m.Minimize(sum(S))
-        self.offset = float((o - a).sum())
-        self.cp, self.S = m, S
+        self.finish_model(m, S)   # symmetry breaking, floor (c), objective (1), as in latency-cp
         self.n_vars, self.n_rows = n + 2 * pairs, n + pairs
         return self

@@ -153,9 +153,9 @@ class LatencyIP(Formulation):
         in another (CP-SAT releases the GIL, so each has a core of the two). They are complementary
         (docs/seed004-certification.md): the search is fast where large requests must run one after
         another, the event model where many small ones share memory (it proves n = 12 prefixes in
-        4-5 s that ``latency-cp``, the partner before, left open after 30 s). The first to finish stops the other. Returns
-        (bound, source, message, (method, schedule better than the incumbent) or None); the bound is the proven
-        optimum, or else the larger of the two certified bounds."""
+        4-5 s that ``latency-cp``, the partner before, left open after 30 s). The first to finish stops
+        the other. Returns (bound, source, message, (method, schedule better than the incumbent) or
+        None); the bound is the proven optimum, or else the larger of the two certified bounds."""
         import threading
         import time
 
