@@ -42,13 +42,17 @@ ap.add_argument("--requests", help="comma list of n: solve the first n requests 
 ap.add_argument("--no-relaxation", action="store_true",
                 help="do not run the completion-cp relaxation or the latency-astar search before the exact solve "
                      "(the state before issue 12's completion bounds; volume-bound keeps its gap term)")
+ap.add_argument("--astar-max-requests", type=int,
+                help="run the certify step's search portfolio on up to this many requests (default: "
+                     "LatencyIP.astar_max_requests); above it, completion-cp runs instead")
 ap.add_argument("--json", help="write one row per draw to this JSON file")
 args = ap.parse_args()
-if args.no_relaxation:
+if args.no_relaxation or args.astar_max_requests is not None:
     from lpbench.formulations.latency_ip import LatencyIP
 
-    LatencyIP.certify_max_requests = 0
-    LatencyIP.astar_max_requests = 0
+    LatencyIP.astar_max_requests = 0 if args.no_relaxation else args.astar_max_requests
+    if args.no_relaxation:
+        LatencyIP.certify_max_requests = 0
 
 
 def draw(model, k, n):

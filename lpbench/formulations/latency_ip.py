@@ -98,9 +98,9 @@ class LatencyIP(Formulation):
     #: share of the time limit for the certify step on those instances (instead of solve.BOUND_SHARE):
     #: there the step is an exact portfolio that usually finishes the job. The step ends at the latest
     #: at (solve.INCUMBENT_SHARE + this) = 95 % of the limit after entering solve, so the exact solve
-    #: after it keeps at least 3 s of 60. Measured on the four ladder prefixes open at 0.6 (n = 11
-    #: draw 7; n = 12 draws 1, 7, 13; docs/seed004-certification.md): 0.7 proves n = 11 draw 7 and
-    #: raises the three other bounds by 7-19; every run ends within the limit.
+    #: after it keeps at least 3 s of 60. On the README's n-ladder (at 0431b3b with 0.6, then 0.7)
+    #: the exact solve after the step had proved nothing, and 0.7 proves n = 11 draw 7 and narrows the
+    #: three open n = 12 gaps (4.2, 8.1, 11.2 % to 2.7, 5.9, 10.6 %), every run within the limit.
     astar_share = 0.7
 
     @classmethod
