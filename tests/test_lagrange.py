@@ -46,6 +46,21 @@ def test_subproblem_in_closed_form_equals_direct_enumeration(seed):
     assert (k >= a).all()
 
 
+def test_late_arrivals_under_tiny_prices_keep_a_start_per_request():
+    """Late arrivals (large k) and prices of 1e-12 between large ones: the priced sum of a start at arrival,
+    (s − k)·ΔP0 + ΔP1, cancels in floating point and came out slightly negative, which left requests
+    without a candidate start (the subgradient search then died after about 1,900 steps at ρ = 0.8)."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        H, n = 5000, 50
+        lam = rng.uniform(0, 3, H)
+        lam[rng.random(H) < 0.5] = rng.uniform(0, 1e-12)
+        a, s, o = rng.integers(1000, 4900, n), rng.integers(1, 5, n), rng.integers(1, 3, n)
+        value, k = dual_value(a, s, o, 30, lam)
+        assert len(k) == n and (k >= a).all()
+        assert value == pytest.approx(direct_dual(a, s, o, 30, lam, H + 10), rel=1e-9)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_pruned_windows_equal_full_enumeration_under_high_prices(seed):
     """Prices high enough that each request has hundreds of candidate starts (many 64-start blocks, most

@@ -78,7 +78,9 @@ def _cheapest_starts(a, s, o, P0, P1, H: int, max_window: int, scale: int):
 
     base = priced(a, s, o)                               # cost of starting at arrival, less o_i
     extra = base // scale if scale > 1 else np.floor(base + 1e-9).astype(np.int64)
-    window = np.minimum(extra, max_window)               # later starts cost more than starting at a_i
+    # the priced sum is >= 0, but its floating-point form (a difference of prefix sums) can come out
+    # slightly negative; a negative window would leave the request without a candidate start
+    window = np.clip(extra, 0, max_window)               # later starts cost more than starting at a_i
     # blocks of BLOCK candidate starts [k0, k1]: a sample at k0 bounds each request's minimum from above; a
     # block whose lower bound exceeds that is skipped. Lower bound: delay k0 − a_i, plus the rounds every
     # start of the block covers, k1+1 .. k0+o_i, each priced at least (s_i + 1)·λ_u
