@@ -3,6 +3,7 @@
 
     python benchmarks/bench_slot_load.py                      # rho = 0.5, 0.8, 1.0
     python benchmarks/bench_slot_load.py --rho 0.8 --requests 2000
+    python benchmarks/bench_slot_load.py --rho 0.8 --lagrange-seconds 150 --lagrange-steps 3000   # the LP value, converged
 
 Instance: request lengths (s_i, o_i) drawn with replacement from the Azure 2023 conversation trace
 (ContextTokens, GeneratedTokens; pairs with s + o > M dropped), M = 16,492 (seed 004 §5.2's
@@ -50,8 +51,11 @@ ap.add_argument("--requests", type=int, default=10_000)
 ap.add_argument("--memory", type=int, default=16_492)
 ap.add_argument("--seed", type=int, default=0)
 ap.add_argument("--lagrange-seconds", type=float, default=60.0)
+ap.add_argument("--lagrange-steps", type=int, default=LagrangeBound.iterations,
+                help="subgradient steps at most (the seconds may stop it first)")
 ap.add_argument("--backfill", default="4,16", help="mc-sf-backfill depths tried for the best verified schedule")
 args = ap.parse_args()
+LagrangeBound.iterations = args.lagrange_steps
 
 df = pd.read_csv(args.trace, usecols=["ContextTokens", "GeneratedTokens"])
 S, O = df["ContextTokens"].to_numpy(), df["GeneratedTokens"].to_numpy()

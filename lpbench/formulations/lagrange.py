@@ -184,6 +184,8 @@ class LagrangeBound(Formulation):
     closed_form = True
     integral_objective = True
     summary = "Lagrangian dual of the memory rows (3) by subgradient ascent (= latency-lp's value, any size): lower bound"
+    #: subgradient steps at most (the time limit may stop it first)
+    iterations = 400
 
     def build(self):
         self.n_vars = self.n_rows = 0
@@ -195,7 +197,8 @@ class LagrangeBound(Formulation):
         a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
         M = int(inst.memory)
         horizon = int((a + o).max() + 2 * np.ceil(volumes(inst).sum() / M))  # any horizon is valid; generous
-        lam, _, self.steps, why = subgradient_bound(a, s, o, M, horizon, deadline=t0 + 0.95 * profile.time_limit)
+        lam, _, self.steps, why = subgradient_bound(a, s, o, M, horizon, deadline=t0 + 0.95 * profile.time_limit,
+                                                   iterations=self.iterations)
         bound = float(max(int(o.sum()), certified_bound(a, s, o, M, lam)))
         return SolveResult(why, bound, bound, time.perf_counter() - t0,
                            message=f"best of {self.steps} subgradient steps (a valid bound at every step; "

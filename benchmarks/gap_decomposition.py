@@ -1,0 +1,54 @@
+"""Where is the seed-004 gap: in the bound or in the schedule? (issue 12). Not a test.
+
+    python benchmarks/bench_certify.py --models jaillet-model1 --count 20 --requests 8,9,10,11,12 --time-limit 60 --json ladder.json
+    python benchmarks/bench_certify.py --count 10 --stride 20 --time-limit 10 --json paper.json
+    python benchmarks/gap_decomposition.py ladder.json paper.json
+
+Reads the per-draw rows that ``bench_certify.py --json`` writes and rebuilds each instance (draw k of
+``--seed``, the first ``prefix`` requests). Where the row is proven, OPT is known, and the script prints
+per (model, n) how far the closed-form ``volume-bound`` (the bound that decides at paper size) sits below
+OPT, and how far the incumbent local search (``lpbench.heuristics.slot_sgs.local_search``, 2,000
+iterations, seed 0) and MC-SF sit above it. Where the row is not proven it prints ``volume-bound`` / UB.
+
+If volume-bound / OPT is steady across the n where OPT is known, the same ratio applied to the
+unproven draws estimates how far their UB is from OPT: an estimate, not a certificate.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+
+from lpbench.formulations.volume import VolumeBound
+from lpbench.generators import jaillet
+from lpbench.heuristics.slot_sgs import local_search
+from lpbench.instance import parse_instance
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("rows", nargs="+", help="JSON files written by bench_certify.py --json")
+ap.add_argument("--seed", type=int, default=0, help="the --seed the rows were made with")
+args = ap.parse_args()
+
+groups: dict[tuple, list] = {}
+for path in args.rows:
+    with open(path) as fh:
+        for r in json.load(fh):
+            data = jaillet.instance(r["model"], args.seed, r["k"])
+            if r["prefix"] is not None:
+                data["requests"] = {key: v[:r["prefix"]] for key, v in data["requests"].items()}
+            inst = parse_instance(data)
+            assert inst.n == r["n"], f"row {r['model']} k={r['k']} does not match its instance"
+            volume = VolumeBound(inst).value()
+            _, searched, _ = local_search(inst)
+            ref = r["ub"]                                   # OPT where proven, else the best verified schedule
+            groups.setdefault((r["model"], r["prefix"] or "full", r["proven"]), []).append(
+                (volume / ref, searched / ref, r["mcsf"] / ref))
+
+print("| model | n | draws | proven | volume-bound / ref: median (min) | local search / ref: median (max) "
+      "| local search ≤ ref | MC-SF / ref median |")
+print("|---|---|---|---|---|---|---|---|")
+for (model, n, proven), v in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]).zfill(4), kv[0][2])):
+    vol, ls, mcsf = zip(*v)
+    print(f"| {model} | {n} | {len(v)} | {'yes (ref = OPT)' if proven else 'no (ref = UB)'} "
+          f"| {statistics.median(vol):.3f} ({min(vol):.3f}) | {statistics.median(ls):.4f} ({max(ls):.4f}) "
+          f"| {sum(x <= 1 + 1e-9 for x in ls)} | {statistics.median(mcsf):.3f} |")
