@@ -5,6 +5,7 @@ completion times only, exact by Lemma 1). Each gets the same incumbent as a hint
 
     python benchmarks/bench_event.py --cases 10:2,12:7,12:13,12:5,12:1,40:0 --time-limit 30
     python benchmarks/bench_event.py --cases 15:0,15:1,15:2,15:3,16:0,16:1,16:2,16:3 --time-limit 30 --event-only
+    python benchmarks/bench_event.py --cases 12:7,12:1,14:7 --event-only --threads 1 --cp-option use_objective_lb_search=true
 
 A case n:k is ``jaillet.instance(model, seed, k)`` cut to its first n requests (as in bench_certify.py's
 n-ladder). Printed per model: status, best objective / proven bound, seconds.
@@ -29,7 +30,23 @@ ap.add_argument("--cases", default="10:2,12:7,12:13", help="comma list of n:k (f
 ap.add_argument("--time-limit", type=float, default=30.0)
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--event-only", action="store_true", help="skip latency-cp")
+ap.add_argument("--cp-option", action="append", default=[], metavar="NAME=VALUE",
+                help="a CP-SAT parameter for both models (repeatable), e.g. use_objective_lb_search=true")
 args = ap.parse_args()
+
+
+def parameter(text):
+    name, _, value = text.partition("=")
+    low = value.strip().lower()
+    if low in ("true", "false"):
+        return name.strip(), low == "true"
+    try:
+        return name.strip(), int(value)
+    except ValueError:
+        return name.strip(), float(value)
+
+
+options = dict(parameter(x) for x in args.cp_option)
 
 models = (LatencyEvent,) if args.event_only else (LatencyCP, LatencyEvent)
 for case in args.cases.split(","):
@@ -44,7 +61,8 @@ for case in args.cases.split(","):
         t0 = time.perf_counter()
         form = cls(inst, incumbent_objective=incumbent)
         form.build()
-        res = form.solve(SolverProfile("cpsat", "cpsat", time_limit=args.time_limit, threads=args.threads), hint)
+        res = form.solve(SolverProfile("cpsat", "cpsat", time_limit=args.time_limit, threads=args.threads,
+                                        options=options), hint)
         if res.x is not None:
             ver = verify(inst, form.extract(res.x))
             assert ver.feasible and ver.metrics["total_latency"] == res.objective, (cls.name, case)
