@@ -66,5 +66,7 @@ for case in args.cases.split(","):
         if res.x is not None:
             ver = verify(inst, form.extract(res.x))
             assert ver.feasible and ver.metrics["total_latency"] == res.objective, (cls.name, case)
-        row.append(f"{cls.name}: {res.status} {res.objective:g} / {res.bound:g} {time.perf_counter() - t0:.1f}s")
+        found = "no schedule" if res.objective is None else f"{res.objective:g}"   # core search may find none
+        bound = "no bound" if res.bound is None else f"{res.bound:g}"
+        row.append(f"{cls.name}: {res.status} {found} / {bound} {time.perf_counter() - t0:.1f}s")
     print(" | ".join(row), flush=True)

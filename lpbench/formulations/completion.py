@@ -66,7 +66,7 @@ from ..errors import InputError
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
 from .base import FORMULATIONS
-from .latency_ip import LatencyIP, starts_from_schedule
+from .latency_ip import LatencyIP, canonical_starts, starts_from_schedule
 from .volume import VolumeBound, volumes
 
 
@@ -179,7 +179,7 @@ class CompletionCP(LatencyIP):
         hint = None
         if warm_schedule is not None:
             starts = starts_from_schedule(self.inst, warm_schedule)
-            hint = None if starts is None else starts + self.inst.output
+            hint = None if starts is None else canonical_starts(self.inst, starts) + self.inst.output  # ties in index order
         floor, stages = None, []
         for capacity, share in ((False, self.pair_share), (True, 1.0)):
             left = profile.time_limit - (time.perf_counter() - t0)

@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
 from .base import FORMULATIONS
-from .latency_ip import LatencyIP, schedule_from_starts, starts_from_schedule
+from .latency_ip import LatencyIP, canonical_starts, identical_groups, schedule_from_starts, starts_from_schedule
 
 
 @FORMULATIONS.register("latency-cp")
@@ -70,12 +70,9 @@ class LatencyCP(LatencyIP):
         """The parts shared by the CP models over start times: symmetry breaking, the objective floor
         (c) and objective (1)."""
         inst = self.inst
-        a, s, o = inst.arrival.astype(np.int64), inst.prompt, inst.output
-        # symmetry breaking among identical requests
-        groups: dict = {}
-        for i in range(inst.n):
-            groups.setdefault((int(a[i]), int(s[i]), int(o[i])), []).append(i)
-        for members in groups.values():
+        a, o = inst.arrival.astype(np.int64), inst.output
+        # symmetry breaking among identical requests (hints are put in this order: canonical_starts)
+        for members in identical_groups(inst):
             for i, j in zip(members, members[1:]):
                 m.Add(S[i] <= S[j])
         # (c) of latency-ip: the objective is at least a certified lower bound on OPT
@@ -92,6 +89,8 @@ class LatencyCP(LatencyIP):
                              f"got {profile.name!r} ({profile.backend})")
         if warm_schedule is not None:
             starts = starts_from_schedule(self.inst, warm_schedule)
+            if starts is not None:
+                starts = canonical_starts(self.inst, starts)
             if starts is not None and np.all((starts >= self.first) & (starts <= self.last)):
                 for var, k in zip(self.S, starts):
                     self.cp.AddHint(var, int(k))

@@ -297,6 +297,25 @@ def starts_from_schedule(inst, schedule) -> np.ndarray | None:
     return None if np.any(starts < 0) else starts
 
 
+def identical_groups(inst) -> list[list[int]]:
+    """Requests with the same (a_i, s_i, o_i), in index order (groups of two or more)."""
+    groups: dict = {}
+    for i in range(inst.n):
+        groups.setdefault((int(inst.arrival[i]), int(inst.prompt[i]), int(inst.output[i])), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def canonical_starts(inst, starts: np.ndarray) -> np.ndarray:
+    """The same schedule with identical requests starting in index order: their starts sorted within each
+    group. Swapping identical requests keeps every footprint and latency, so the result is feasible with
+    the same objective, and it satisfies the symmetry breaking of the CP models (a hint that breaks it is
+    infeasible there, and CP-SAT discards it)."""
+    out = np.array(starts, dtype=np.int64, copy=True)
+    for g in identical_groups(inst):
+        out[g] = np.sort(out[g])
+    return out
+
+
 def schedule_from_starts(inst, starts: np.ndarray):
     """The slot-model schedule in which request i starts at starts[i] (rounds [k, k+1), ...)."""
     o, s = inst.output, inst.prompt
