@@ -66,7 +66,7 @@ from ..errors import InputError
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
 from .base import FORMULATIONS
-from .latency_ip import LatencyIP, canonical_starts, starts_from_schedule
+from .latency_ip import LatencyIP, canonical_starts, identical_groups, starts_from_schedule
 from .volume import VolumeBound, volumes
 
 
@@ -139,10 +139,7 @@ class CompletionCP(LatencyIP):
         m = cp_model.CpModel()
         C = [m.NewIntVar(int(a[j] + o[j]), int(last[j] + o[j]), f"C{j}") for j in range(n)]
         before = [[None] * n for _ in range(n)]                 # before[j][h]: literal of C_j <= C_h
-        groups: dict = {}
-        for j in range(n):
-            groups.setdefault((int(a[j]), int(s[j]), int(o[j])), []).append(j)
-        identical = {(i, j) for g in groups.values() for i in g for j in g if i < j}
+        identical = {(i, j) for g in identical_groups(inst) for i in g for j in g if i < j}
         # Lemma 2 for every pair, ties broken in index order
         for h in range(n):
             for j in range(h + 1, n):
