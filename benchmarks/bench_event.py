@@ -21,6 +21,7 @@ from lpbench.formulations.latency_ip import LatencyIP
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
 from lpbench.solvers.base import SolverProfile
+from lpbench.tomlfile import tomllib
 from lpbench.verify import verify
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -31,22 +32,10 @@ ap.add_argument("--time-limit", type=float, default=30.0)
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--event-only", action="store_true", help="skip latency-cp")
 ap.add_argument("--cp-option", action="append", default=[], metavar="NAME=VALUE",
-                help="a CP-SAT parameter for both models (repeatable), e.g. use_objective_lb_search=true")
+                help="a CP-SAT parameter for both models (repeatable; a TOML key = value, as in solvers.toml), "
+                     "e.g. use_objective_lb_search=true")
 args = ap.parse_args()
-
-
-def parameter(text):
-    name, _, value = text.partition("=")
-    low = value.strip().lower()
-    if low in ("true", "false"):
-        return name.strip(), low == "true"
-    try:
-        return name.strip(), int(value)
-    except ValueError:
-        return name.strip(), float(value)
-
-
-options = dict(parameter(x) for x in args.cp_option)
+options = tomllib.loads("\n".join(args.cp_option))   # the syntax of [profile.options] in solvers.toml
 
 models = (LatencyEvent,) if args.event_only else (LatencyCP, LatencyEvent)
 for case in args.cases.split(","):

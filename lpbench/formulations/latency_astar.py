@@ -63,7 +63,7 @@ from ..interrupt import REQUESTED
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, Formulation
-from .latency_ip import LatencyIP, schedule_from_starts, starts_from_schedule
+from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
 #: the pair-chain table G has 2^n·n entries (65,536 × 16), and the moves of one round are the memory-
 #: feasible subsets of the waiting requests: beyond this size the search is refused (keep
@@ -214,13 +214,10 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     M, n = int(inst.memory), inst.n
     bounds = _Bounds(a, s, o, M)
     a_last = max(a)
-    before = [0] * n                                  # identical requests listed earlier (symmetry)
-    seen: dict = {}
-    for i in range(n):
-        key = (a[i], s[i], o[i])
-        if key in seen:
-            before[i] = 1 << seen[key]
-        seen[key] = i
+    before = [0] * n                                  # the identical request listed just before (symmetry)
+    for group in identical_groups(inst):
+        for i, j in zip(group, group[1:]):
+            before[j] = 1 << i
     ub = BIG if upper is None else int(round(upper))
     full = (1 << n) - 1
     t0 = min(a)

@@ -90,10 +90,10 @@ class LatencyCP(LatencyIP):
         if warm_schedule is not None:
             starts = starts_from_schedule(self.inst, warm_schedule)
             if starts is not None:
-                starts = canonical_starts(self.inst, starts)
-            if starts is not None and np.all((starts >= self.first) & (starts <= self.last)):
-                for var, k in zip(self.S, starts):
-                    self.cp.AddHint(var, int(k))
+                starts = canonical_starts(self.inst, starts)   # the order of the symmetry breaking
+                if np.all((starts >= self.first) & (starts <= self.last)):
+                    for var, k in zip(self.S, starts):
+                        self.cp.AddHint(var, int(k))
         offset = self.offset
         return solve_cp(self.cp, profile, lambda solver: np.array([solver.Value(v) for v in self.S], dtype=np.float64),
                         to_objective=lambda v: v + offset, stop_when=stop_when)
