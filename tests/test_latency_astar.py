@@ -79,17 +79,98 @@ def random_bounds(rng, n, memory, max_s):
     return _Bounds([0] * n, s, o, M), s, o, M
 
 
+def chain_cost(b, B, perm):
+    """3 × the chain charge of (L) for one completion order, written out: Σ_l 3c_l·w plus the triple
+    bonuses 3B(c_l, h, j, k), c_l = the number of requests from position l on."""
+    m = len(perm)
+    pairs = sum(3 * (m - 1 - pos) * b.w[perm[pos]][perm[pos + 1]] for pos in range(m - 1))
+    return pairs + sum(int(B[m - 1 - pos][perm[pos], perm[pos + 1], perm[pos + 2]]) for pos in range(m - 2))
+
+
 def test_chain_table_against_permutations():
     rng = np.random.default_rng(3)
-    for _ in range(10):
+    for _ in range(6):
         b, _, _, _ = random_bounds(rng, 6, (8, 20), 3)
+        B = b.triple_bonus()
         n = 6
         for S in range(1, 1 << n):
             members = [j for j in range(n) if S >> j & 1]
-            for j in members:
-                best = min(sum((len(members) - 1 - pos) * b.w[p[pos]][p[pos + 1]] for pos in range(len(p) - 1))
-                           for p in ([j, *rest] for rest in itertools.permutations([k for k in members if k != j])))
-                assert b.G[S, j] == best
+            for h, j in itertools.permutations(members, 2):
+                rest = [k for k in members if k not in (h, j)]
+                assert b.G3[S, h, j] == min(chain_cost(b, B, [h, j, *p]) for p in itertools.permutations(rest))
+
+
+def test_triple_bonus_against_direct_minimum():
+    """3B(c, h, j, k): the least 3a·δ1 + 3b·δ2 over the three rows, by enumerating integer gaps."""
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        b, s, o, M = random_bounds(rng, 5, (8, 16), 3)
+        p, w, B = b.p, b.w, b.triple_bonus()
+        for h, j, k in itertools.permutations(range(5), 3):
+            T = min(p[h] + p[j] + p[k] - M, o[j] + w[h][k], o[k] + w[h][j])
+            for c in range(2, 5):
+                a3, b3 = 2 * c, (c - 1 if c > 2 else 3)
+                best = min(a3 * d1 + b3 * d2 for d1 in range(w[h][j], 3 * M) for d2 in range(w[j][k], 3 * M)
+                           if 2 * d1 + d2 >= T and d1 + d2 >= w[h][k])
+                assert B[c, h, j, k] == best - a3 * w[h][j] - b3 * w[j][k]
+
+
+def triple_instance(seed):
+    """Requests whose peaks fit in memory two at a time but often not three at a time."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 7))
+    s, o = rng.integers(1, 3, n), rng.integers(2, 6, n)
+    M = int(max((s + o).max() + 1, np.sort(s + o)[-2:].sum() + rng.integers(-1, 3)))
+    a = rng.integers(0, 2, n) * rng.integers(0, 2)
+    return parse_instance({"memory": M, "requests": {"arrival": a.tolist(), "prompt": s.tolist(),
+                                                     "output": o.tolist()}})
+
+
+def test_triple_rows_hold_on_verified_schedules():
+    """For every h, j, k completing in that order in a verified schedule: (C_j − C_h) + (C_k − C_h) >=
+    T(h, j, k), C_k − C_h >= w(h, k), the rows (L) rests on."""
+    from lpbench.heuristics.slot_sgs import eq3_ramps, serial_sgs
+    tight = 0
+    for seed in range(30):
+        inst = triple_instance(seed)
+        a, s, o, M = inst.arrival, inst.prompt.tolist(), inst.output.tolist(), int(inst.memory)
+        b = _Bounds(a.tolist(), s, o, M)
+        rng = np.random.default_rng(seed)
+        for _ in range(5):
+            start = serial_sgs(a.astype(np.int64), eq3_ramps(inst.prompt, inst.output), M, rng.permutation(inst.n))
+            assert verify(inst, schedule_from_starts(inst, start)).feasible
+            C = start + inst.output
+            for h, j, k in itertools.permutations(range(inst.n), 3):
+                if C[h] <= C[j] <= C[k]:
+                    T = min(b.p[h] + b.p[j] + b.p[k] - M, o[j] + b.w[h][k], o[k] + b.w[h][j])
+                    assert (C[j] - C[h]) + (C[k] - C[h]) >= T and C[k] - C[h] >= b.w[h][k], (seed, h, j, k)
+                    tight += (C[j] - C[h]) + (C[k] - C[h]) == T > 2 * b.w[h][j] + b.w[j][k]
+    assert tight > 20              # the triple row binds where the pairs do not
+
+
+def test_triple_chain_below_brute_force():
+    """On 60 instances where triples bind, the root bound and (L) alone are <= OPT, and the triples
+    raise (L) above the pair chain on most of them (so a wrong triple row would show)."""
+    raised = 0
+    for seed in range(60):
+        inst = triple_instance(seed)
+        opt = brute_force(inst)
+        a, s, o = (inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist())
+        b = _Bounds(a, s, o, inst.memory)
+        full = (1 << inst.n) - 1
+        assert b.h(full, (), int(min(a))) <= opt, seed
+        if max(a) == 0:
+            idx = np.arange(inst.n)
+            chain = b.chain(idx, np.array(o), b.waiting(full)[4])
+            assert chain <= opt, seed
+            raised += chain > pair_chain(b, o, inst.n)
+    assert raised >= 15, raised
+
+
+def pair_chain(b, o, n):
+    """Lemma 2's chain alone over all requests (all at zero): min over orders by brute force."""
+    return min(n * o[p[0]] + sum((n - 1 - pos) * b.w[p[pos]][p[pos + 1]] for pos in range(n - 1))
+               for p in itertools.permutations(range(n)))
 
 
 def test_earliest_start_beside_running_requests():

@@ -38,11 +38,28 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   (t, t + x] is cut by at most k + |A| completion times into stretches that carry at most
   (k + |A|)·φ̃(x/(k + |A|)) memory-rounds, of which A uses Σ_{d<=x} U(d). Each is a necessary condition
   on x, so the least x meeting it bounds the k-th completion; Σ_k max(that x, k-th smallest c_j).
-* (L) *pair chain*: by Lemma 2, consecutive completions of W in any order π satisfy
-  C_π(l) − C_π(l−1) >= w(π(l−1), π(l)), so Σ_{j∈W} (C_j − t) >= min_j ( |W|·c_j + G(W, j) ), where
-  G(S, j) = min_{k ∈ S−j} ( (|S| − 1)·w(j, k) + G(S − j, k) ) is the least weighted chain that starts
-  with j (a dynamic programme over subsets, tabulated once: 2^n·n entries, so at most ``MAX_REQUESTS``
-  requests; larger instances are refused before the search).
+* (L) *chain*: order W by completion, π, with gaps δ_l = C_π(l) − C_π(l−1) (l = 2..m, m = |W|); then
+  Σ_{j∈W} (C_j − t) = m·(C_π(1) − t) + Σ_l c_l·δ_l with c_l = m − l + 1, and C_π(1) − t >= c_π(1).
+  The gaps obey, for consecutive h = π(l−1), j = π(l), k = π(l+1):
+
+  - (pair, Lemma 2) δ_l >= w(h, j), and δ_l + δ_{l+1} >= w(h, k);
+  - (triple) 2δ_l + δ_{l+1} >= T(h, j, k) = min(p_h + p_j + p_k − M, o_j + w(h, k), o_k + w(h, j)).
+    *Proof.* At C_h, h is at its peak p_h. If j and k are both active then, their footprints
+    p_j − (C_j − C_h) and p_k − (C_k − C_h) fit in M − p_h, so (C_j − C_h) + (C_k − C_h) =
+    2δ_l + δ_{l+1} >= p_h + p_j + p_k − M. If j is not active at C_h it starts at or after C_h, so
+    C_j − C_h >= o_j, and C_k − C_h >= w(h, k) by Lemma 2; symmetrically for k.
+
+  Lemma 2 alone sees only pairs that cannot both be at their peaks (p_h + p_j > M); the triple sees
+  three mid-size requests whose peaks fit pairwise but not together. To keep a dynamic programme over
+  subsets, each gap's weight c_l is split: a share (1 − β)·c_l goes with the triple where δ_l comes
+  first, β·c_l with the one where it comes second (β = 1/3; the last gap, c = 1, gives all of its
+  weight to its one triple, β = 1). Each triple then contributes at least the integer minimum of
+  a·δ_l + b·δ_{l+1} under its three rows, that is a·w(h, j) + b·w(j, k) + B(c_l, h, j, k) with B >= 0,
+  and Σ_l c_l·δ_l >= Σ_l c_l·w(π(l−1), π(l)) + Σ_triples B (the shares add up to c_l, and each share
+  is at least its weight times w). The least such chain over S that starts with h, j is tabulated once
+  over all subsets, in thirds: 3·G(S, h, j) = 3(|S| − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(|S| − 1, h, j, k)
+  + 3·G(S − h, j, k)) (2^n·n² entries, so at most ``MAX_REQUESTS`` requests; larger instances are
+  refused before the search); (L) = min_{h,j} (m·c_h + G(W, h, j)), and min_j c_j when m = 1.
 
 h = Σ_A (o_i − α_i) + max((V), (L)) − Σ_{j∈W} max(0, a_j − t).
 
@@ -65,13 +82,15 @@ from ..solvers.base import SolveResult
 from .base import FORMULATIONS, Formulation
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
-#: the pair-chain table G has 2^n·n entries (65,536 × 16), and the moves of one round are the memory-
-#: feasible subsets of the waiting requests: beyond this size the search is refused (keep
+#: the chain table G has 2^n·n² entries (65,536 × 256 at 16), and the moves of one round are the
+#: memory-feasible subsets of the waiting requests: beyond this size the search is refused (keep
 #: ``LatencyIP.astar_max_requests`` at most this)
 MAX_REQUESTS = 16
 #: stop (with a certified bound) after this many distinct states (about 1 KB each in Python)
 MAX_STATES = 4_000_000
 BIG = 1 << 40
+CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
+SECOND_SHARE = 3     # β = 1/SECOND_SHARE of a gap's weight goes to the triple where it comes second
 
 
 class SearchResult:
@@ -95,8 +114,10 @@ class _Bounds:
         self.vol = [s[i] * o[i] + o[i] * (o[i] + 1) // 2 for i in range(n)]
         self.span = sum(o) + max(o) + 2   # offsets x searched (a bound beyond them reads span + 1: still valid)
         self.w = [[min(o[j], max(0, self.p[h] + self.p[j] - M)) for j in range(n)] for h in range(n)]
-        self.G = self._chain_table()
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
+        self.p_arr = self.s_arr + self.o_arr
+        self.G3 = self._chain_table()                                  # 3·G[S, h, j]
+        self.G3_first = self.G3.min(axis=2).astype(np.int64)           # 3·min_j G[S, h, j]
         self.a_last = max(a)
         self.x = np.arange(1, self.span + 1, dtype=np.float64)
         # Lemma-3 rows are searched as one sorted array, row r shifted by r·row_shift: more than the
@@ -105,20 +126,43 @@ class _Bounds:
         self.running_cache: dict = {}
         self.waiting_cache: dict = {}
 
-    def _chain_table(self) -> np.ndarray:
-        """G[S, j] of (L) for every subset S (bitmask) and j ∈ S; BIG where j ∉ S."""
-        n = self.n
+    def triple_bonus(self) -> np.ndarray:
+        """3·B(c, h, j, k) of (L) for c = 2..n−1: the integer minimum of 3a·δ1 + 3b·δ2 over δ1 >= w(h, j),
+        δ2 >= w(j, k), δ1 + δ2 >= w(h, k), 2δ1 + δ2 >= T(h, j, k), less its value at (w(h, j), w(j, k)).
+        3a = 3(1 − β)·c = 2c; 3b = 3β·(c − 1) = c − 1, or 3 when c − 1 = 1 (the last gap, β = 1)."""
+        n, M, o, p = self.n, self.M, np.array(self.o), np.array(self.p)
         w = np.array(self.w, dtype=np.int64)
-        G = np.full((1 << n, n), BIG, dtype=np.int64)
-        for j in range(n):
-            G[1 << j, j] = 0
+        w1, w2, whk = w[:, :, None], w[None, :, :], w[:, None, :]          # [h, j, k]
+        T = np.minimum.reduce([p[:, None, None] + p[None, :, None] + p[None, None, :] - M,
+                               o[None, :, None] + whk, o[None, None, :] + w[:, :, None]])
+        w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w1, w2, whk))
+        d1 = w1[..., None] + np.arange(M + 1)                  # δ1 = w(h, j) .. w(h, j) + M: enough, since
+        d2 = np.maximum.reduce([np.broadcast_to(w2[..., None], d1.shape),   # T <= 2M and w(h, k) <= M
+                                T[..., None] - 2 * d1, whk[..., None] - d1])
+        B = np.zeros((max(n, 2), n, n, n), dtype=np.int64)
+        for c in range(2, n):
+            a3, b3 = 2 * c, (c - 1 if c > 2 else 3)
+            B[c] = (a3 * d1 + b3 * d2).min(axis=-1) - a3 * w1 - b3 * w2
+        return B
+
+    def _chain_table(self) -> np.ndarray:
+        """3·G[S, h, j] of (L) for every subset S (bitmask) and h ≠ j in S; CHAIN_BIG elsewhere."""
+        n = self.n
+        w3 = 3 * np.array(self.w, dtype=np.int32)
+        B = self.triple_bonus().astype(np.int32)
+        G = np.full((1 << n, n, n), CHAIN_BIG, dtype=np.int32)
+        for h in range(n):
+            for j in range(n):
+                if h != j:
+                    G[1 << h | 1 << j, h, j] = w3[h, j]
         for S in range(1, 1 << n):
             members = [j for j in range(n) if S >> j & 1]
-            if len(members) < 2:
+            m = len(members)
+            if m < 3:
                 continue
-            rest = np.array([S & ~(1 << j) for j in members])
-            cand = (len(members) - 1) * w[members] + G[rest]        # row j: over k in S − j
-            G[S, members] = cand.min(axis=1)
+            rest = np.array([S & ~(1 << h) for h in members])
+            cand = (B[m - 1][members] + G[rest]).min(axis=2)     # [h, j]: over k in S − h − j
+            G[S, members] = np.minimum((m - 1) * w3[members] + cand, CHAIN_BIG)
         return G
 
     def running(self, act):
@@ -161,13 +205,18 @@ class _Bounds:
 
     def waiting(self, W):
         """Per waiting set: (members, their o, prefix sums of their sorted volumes, targets of the Lemma-3
-        search for each number q of running requests (cached as met), its chain-table row)."""
+        search for each number q of running requests (cached as met), its chain-table block 3·G[W, h, j])."""
         got = self.waiting_cache.get(W)
         if got is None:
             members = [j for j in range(self.n) if W >> j & 1]
             idx = np.array(members, dtype=np.int64)
             V = np.cumsum(np.sort(np.array([self.vol[j] for j in members], dtype=np.int64)))
-            got = (idx, self.o_arr[idx], V, {}, self.G[W][idx], len(members))
+            drops = []                                # the chain's subsets U_r, with the dropped requests
+            for key in (self.o_arr[idx], self.p_arr[idx]):
+                gone = idx[np.argsort(key, kind="stable")][:-2]
+                bits = np.concatenate([[0], np.cumsum(np.left_shift(1, gone))]).astype(np.int64)
+                drops.append((W - bits, len(members) - np.arange(len(bits)), gone))
+            got = (idx, self.o_arr[idx], V, {}, drops, len(members))
             self.waiting_cache[W] = got
         return got
 
@@ -175,7 +224,7 @@ class _Bounds:
         remaining, e, free, rows, q = self.running(act)
         if not W:
             return remaining
-        idx, o_w, V, targets_by_q, G_w, m = self.waiting(W)
+        idx, o_w, V, targets_by_q, drops, m = self.waiting(W)
         if t >= self.a_last:                          # everything has arrived: no waiting is forced
             c = e[idx] + o_w
             late = 0
@@ -190,8 +239,22 @@ class _Bounds:
         x = np.maximum(np.searchsorted(rows, targets[0]) - targets[1], np.searchsorted(free, V) + 1)
         c_sorted = np.sort(c)
         volume = int(np.maximum(x, c_sorted).sum())
-        pair = int((m * c + G_w).min())
+        pair = self.chain(idx, c, drops) if m > 1 else int(c.min())
         return remaining + (volume if volume > pair else pair) - late
+
+    def chain(self, idx, c, drops) -> int:
+        """(L) over the best of the subsets U_r ⊆ W: W less its r requests of least o, or of least p (r = 0..
+        m − 2), each dropped request j counted at its own c_j. Valid for every U: Σ_{j∈W} (C_j − t) >=
+        (L) on U + Σ_{j∉U} c_j. Dropping small requests helps because the chain charges only the first
+        completion its c: one short request first makes m·c_π(1) small and its gaps are 0."""
+        c_all = np.zeros(self.n, dtype=np.int64)
+        c_all[idx] = c
+        best = 0
+        for U, size, gone in drops:
+            dropped = np.concatenate([[0], np.cumsum(c_all[gone])])
+            first = (3 * size[:, None] * c_all[None, :] + self.G3_first[U]).min(axis=1) // 3
+            best = max(best, int((first + dropped).max()))
+        return best
 
 
 def refuse_if_too_large(inst) -> None:
