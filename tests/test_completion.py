@@ -3,7 +3,7 @@ schedules, each bound against the proven optimum of the plain IP, and the proof-
 import numpy as np
 import pytest
 
-from lpbench.formulations.completion import CompletionCP, least_span, separation
+from lpbench.formulations.completion import CompletionCP, least_span, separation, triple_separation
 from lpbench.formulations.latency_ip import LatencyIP, starts_from_schedule
 from lpbench.formulations.volume import VolumeBound, volumes
 from lpbench.generators import jaillet
@@ -14,7 +14,8 @@ from lpbench.sim import simulate
 from lpbench.solve import solve_instance
 from lpbench.verify import verify
 
-from test_latency import slot_instance
+from test_latency import brute_force, slot_instance
+from test_latency_astar import triple_instance
 
 
 def jaillet_prefix(model, k, n):
@@ -55,6 +56,14 @@ def test_lemmas_2_and_3_hold_on_every_verified_schedule(seed):
             for j in range(inst.n):
                 if h != j and C[h] <= C[j]:
                     assert C[j] - C[h] >= w[h, j], (h, j)
+        # Lemma 2': (C_j - C_h) + (C_k - C_h) >= T(h, j, k) whenever C_h <= C_j, C_k
+        s = inst.prompt.astype(int)
+        T = triple_separation(s + o, o, w, M)
+        for h in range(inst.n):
+            later = [j for j in range(inst.n) if j != h and C[h] <= C[j]]
+            for x, j in enumerate(later):
+                for k in later[x + 1:]:
+                    assert C[j] + C[k] - 2 * C[h] >= T[h, j, k], (h, j, k)
         # Lemma 3: U(t) <= M - min(M, C+(t) - t) up to the makespan
         U = memory_profile(inst, start)
         Cs = np.sort(C)
@@ -82,6 +91,22 @@ def test_bounds_are_below_the_proven_optimum_of_the_plain_ip(seed):
     vb = solve_instance(inst, "volume-bound", policies=["mc-sf"])
     assert relax["bound"] <= opt["objective"] and vb["bound"] <= opt["objective"]
     assert relax["bound"] >= vb["bound"]  # the relaxation never reports less than the closed form
+
+
+def test_completion_cp_with_triples_is_below_brute_force():
+    """Lemma 2' rows on instances where they bind (peaks fit pairwise, not three at a time): the relaxation
+    stays below the brute-force optimum on every one, and the rows are in the model (a relaxation
+    without them would see only the pairs, which are all w = 0 on most of these)."""
+    rows = 0
+    for seed in range(20):
+        inst = triple_instance(seed)
+        opt = brute_force(inst)
+        form = CompletionCP(inst)
+        model, _ = form.cp_model(capacity=True, triples=True, floor=None)
+        rows += sum(len(c.enforcement_literal) == 2 for c in model.Proto().constraints)
+        relax = solve_instance(inst, "completion-cp", "cpsat", policies=["mc-sf"], time_limit=10)
+        assert relax["bound"] <= opt, seed
+    assert rows > 100
 
 
 def test_volume_bound_gap_term_is_valid_and_can_only_raise_the_bound():

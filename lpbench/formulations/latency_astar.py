@@ -43,11 +43,9 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   The gaps obey, for consecutive h = π(l−1), j = π(l), k = π(l+1):
 
   - (pair, Lemma 2) δ_l >= w(h, j), and δ_l + δ_{l+1} >= w(h, k);
-  - (triple) 2δ_l + δ_{l+1} >= T(h, j, k) = min(p_h + p_j + p_k − M, o_j + w(h, k), o_k + w(h, j)).
-    *Proof.* At C_h, h is at its peak p_h. If j and k are both active then, their footprints
-    p_j − (C_j − C_h) and p_k − (C_k − C_h) fit in M − p_h, so (C_j − C_h) + (C_k − C_h) =
-    2δ_l + δ_{l+1} >= p_h + p_j + p_k − M. If j is not active at C_h it starts at or after C_h, so
-    C_j − C_h >= o_j, and C_k − C_h >= w(h, k) by Lemma 2; symmetrically for k.
+  - (triple, Lemma 2' of ``completion``) 2δ_l + δ_{l+1} = (C_j − C_h) + (C_k − C_h) >= T(h, j, k) =
+    min(p_h + p_j + p_k − M, o_j + w(h, k), o_k + w(h, j)): at C_h, h is at its peak, and j and k, if
+    both active, fit beside it; one that is not active starts at or after C_h.
 
   Lemma 2 alone sees only pairs that cannot both be at their peaks (p_h + p_j > M); the triple sees
   three mid-size requests whose peaks fit pairwise but not together. To keep a dynamic programme over
@@ -80,6 +78,7 @@ from ..interrupt import REQUESTED
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, Formulation
+from .completion import triple_separation
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
 #: the chain table G has 2^n·n² entries (65,536 × 256 at 16), and the moves of one round are the
@@ -132,9 +131,8 @@ class _Bounds:
         3a = 3(1 − β)·c = 2c; 3b = 3β·(c − 1) = c − 1, or 3 when c − 1 = 1 (the last gap, β = 1)."""
         n, M, o, p = self.n, self.M, np.array(self.o), np.array(self.p)
         w = np.array(self.w, dtype=np.int64)
-        w1, w2, whk = w[:, :, None], w[None, :, :], w[:, None, :]          # [h, j, k]
-        T = np.minimum.reduce([p[:, None, None] + p[None, :, None] + p[None, None, :] - M,
-                               o[None, :, None] + whk, o[None, None, :] + w[:, :, None]])
+        T = triple_separation(p, o, w, M)                                  # [h, j, k]
+        w1, w2, whk = w[:, :, None], w[None, :, :], w[:, None, :]
         w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w1, w2, whk))
         d1 = w1[..., None] + np.arange(M + 1)                  # δ1 = w(h, j) .. w(h, j) + M: enough, since
         d2 = np.maximum.reduce([np.broadcast_to(w2[..., None], d1.shape),   # T <= 2M and w(h, k) <= M
