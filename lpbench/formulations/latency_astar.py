@@ -58,6 +58,8 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   over all subsets, in thirds: 3·G(S, h, j) = 3(|S| − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(|S| − 1, h, j, k)
   + 3·G(S − h, j, k)) (2^n·n² entries, so at most ``MAX_REQUESTS`` requests; larger instances are
   refused before the search); (L) = min_{h,j} (m·c_h + G(W, h, j)), and min_j c_j when m = 1.
+  The chain charges only its first completion its c, so one short request makes it weak; (L) is
+  taken over subsets U ⊆ W, each request left out counted at its own c_j (:meth:`_Bounds.chain`).
 
 h = Σ_A (o_i − α_i) + max((V), (L)) − Σ_{j∈W} max(0, a_j − t).
 
@@ -89,7 +91,6 @@ MAX_REQUESTS = 16
 MAX_STATES = 4_000_000
 BIG = 1 << 40
 CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
-SECOND_SHARE = 3     # β = 1/SECOND_SHARE of a gap's weight goes to the triple where it comes second
 
 
 class SearchResult:
@@ -132,8 +133,7 @@ class _Bounds:
         n, M, o, p = self.n, self.M, np.array(self.o), np.array(self.p)
         w = np.array(self.w, dtype=np.int64)
         T = triple_separation(p, o, w, M)                                  # [h, j, k]
-        w1, w2, whk = w[:, :, None], w[None, :, :], w[:, None, :]
-        w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w1, w2, whk))
+        w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
         d1 = w1[..., None] + np.arange(M + 1)                  # δ1 = w(h, j) .. w(h, j) + M: enough, since
         d2 = np.maximum.reduce([np.broadcast_to(w2[..., None], d1.shape),   # T <= 2M and w(h, k) <= M
                                 T[..., None] - 2 * d1, whk[..., None] - d1])
