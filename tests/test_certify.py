@@ -24,8 +24,12 @@ def draw(model="jaillet-model1", k=0, n=None):
 
 
 def test_solver_without_schedule_reports_the_best_verified_policy_schedule(monkeypatch):
+    from lpbench.formulations.latency_ip import LatencyIP
+
     monkeypatch.setattr(HighsBackend, "solve", lambda self, model, profile, warm=None:
                         SolveResult("time_limit", None, None, 0.0, None, "no solution found"))
+    monkeypatch.setattr(LatencyIP, "certify_max_requests", 0)  # the certify step's search proves this
+    monkeypatch.setattr(LatencyIP, "astar_max_requests", 0)    # prefix in seconds: the IP would not run
     rep = solve_instance(draw(n=12), "latency-ip", "highs", 5, ["mc-sf", "mc-benchmark"])
     assert rep["status"] == "time_limit"
     assert rep["objective"] == rep["best_known"] <= rep["ratios"]["mc-sf"]["objective"]

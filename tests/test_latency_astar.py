@@ -160,8 +160,7 @@ def test_triple_chain_below_brute_force():
         full = (1 << inst.n) - 1
         assert b.h(full, (), int(min(a))) <= opt, seed
         if max(a) == 0:
-            idx = np.arange(inst.n)
-            chain = b.chain(idx, np.array(o), b.waiting(full)[4])
+            chain = b.chain(np.array(o), b.waiting(full)[4])
             assert chain <= opt, seed
             raised += chain > pair_chain(b, o, inst.n)
     assert raised >= 15, raised

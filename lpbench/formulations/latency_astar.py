@@ -203,18 +203,19 @@ class _Bounds:
 
     def waiting(self, W):
         """Per waiting set: (members, their o, prefix sums of their sorted volumes, targets of the Lemma-3
-        search for each number q of running requests (cached as met), its chain-table block 3·G[W, h, j])."""
+        search for each number q of running requests (cached as met), the chain's subsets (:meth:`chain`))."""
         got = self.waiting_cache.get(W)
         if got is None:
             members = [j for j in range(self.n) if W >> j & 1]
             idx = np.array(members, dtype=np.int64)
             V = np.cumsum(np.sort(np.array([self.vol[j] for j in members], dtype=np.int64)))
-            drops = []                                # the chain's subsets U_r, with the dropped requests
-            for key in (self.o_arr[idx], self.p_arr[idx]):
-                gone = idx[np.argsort(key, kind="stable")][:-2]
-                bits = np.concatenate([[0], np.cumsum(np.left_shift(1, gone))]).astype(np.int64)
-                drops.append((W - bits, len(members) - np.arange(len(bits)), gone))
-            got = (idx, self.o_arr[idx], V, {}, drops, len(members))
+            m = len(members)
+            gone = np.stack([np.argsort(key, kind="stable")[:m - 2] for key in (self.o_arr[idx], self.p_arr[idx])])
+            bits = np.concatenate([np.zeros((2, 1), dtype=np.int64), np.cumsum(np.left_shift(1, idx[gone]), axis=1)],
+                                  axis=1)
+            U = (W - bits).ravel()                    # W less its r shortest, then its r smallest-peak requests
+            drops = (self.G3_first[U][:, idx], 3 * np.tile(m - np.arange(m - 1), 2), gone)
+            got = (idx, self.o_arr[idx], V, {}, drops, m)
             self.waiting_cache[W] = got
         return got
 
@@ -237,28 +238,28 @@ class _Bounds:
         x = np.maximum(np.searchsorted(rows, targets[0]) - targets[1], np.searchsorted(free, V) + 1)
         c_sorted = np.sort(c)
         volume = int(np.maximum(x, c_sorted).sum())
-        pair = self.chain(idx, c, drops) if m > 1 else int(c.min())
+        pair = self.chain(c, drops) if m > 1 else int(c.min())
         return remaining + (volume if volume > pair else pair) - late
 
-    def chain(self, idx, c, drops) -> int:
+    @staticmethod
+    def chain(c, drops) -> int:
         """(L) over the best of the subsets U_r ⊆ W: W less its r requests of least o, or of least p (r = 0..
-        m − 2), each dropped request j counted at its own c_j. Valid for every U: Σ_{j∈W} (C_j − t) >=
-        (L) on U + Σ_{j∉U} c_j. Dropping small requests helps because the chain charges only the first
-        completion its c: one short request first makes m·c_π(1) small and its gaps are 0."""
-        c_all = np.zeros(self.n, dtype=np.int64)
-        c_all[idx] = c
-        best = 0
-        for U, size, gone in drops:
-            dropped = np.concatenate([[0], np.cumsum(c_all[gone])])
-            first = (3 * size[:, None] * c_all[None, :] + self.G3_first[U]).min(axis=1) // 3
-            best = max(best, int((first + dropped).max()))
-        return best
+        m − 2), each dropped request j counted at its own c_j (``c``: the members' earliest completions).
+        Valid for every U: Σ_{j∈W} (C_j − t) >= (L) on U + Σ_{j∉U} c_j. Dropping small requests helps
+        because the chain charges only the first completion its c: one short request first makes
+        m·c_π(1) small and its gaps are 0. ``drops`` (per W, from :meth:`waiting`): 3·min_j G[U_r, h, j]
+        for the members h, 3|U_r|, and the members dropped in each order."""
+        first_G, size3, gone = drops
+        first = (size3[:, None] * c[None, :] + first_G).min(axis=1) // 3
+        dropped = np.zeros((2, gone.shape[1] + 1), dtype=np.int64)
+        dropped[:, 1:] = np.cumsum(c[gone], axis=1)
+        return int((first + dropped.ravel()).max())
 
 
 def refuse_if_too_large(inst) -> None:
     if inst.n > MAX_REQUESTS:
         raise InputError(f"--formulation: 'latency-astar' searches instances of at most {MAX_REQUESTS} requests "
-                         f"(its pair-chain table has 2^n entries); {inst.name} has {inst.n}; "
+                         f"(its chain table has 2^n·n² entries); {inst.name} has {inst.n}; "
                          f"{LatencyIP.scalable_alternative}")
 
 
