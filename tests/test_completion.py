@@ -86,7 +86,7 @@ def test_bounds_are_below_the_proven_optimum_of_the_plain_ip(seed):
     inst = slot_instance(400 + seed, n=8, max_o=6, max_s=3, max_a=4)
     opt = solve_instance(inst, "latency-ip", "highs", policies=["mc-sf"], time_limit=60)
     assert opt["status"] == "optimal" and opt["bound_source"] in ("highs", "completion-cp", "volume-bound",
-                                                                  "latency-astar", "cpsat")
+                                                                  "latency-astar", "latency-event", "cpsat")
     relax = solve_instance(inst, "completion-cp", "cpsat", policies=["mc-sf"], time_limit=20)
     vb = solve_instance(inst, "volume-bound", policies=["mc-sf"])
     assert relax["bound"] <= opt["objective"] and vb["bound"] <= opt["objective"]
