@@ -168,12 +168,11 @@ class CompletionCP(LatencyIP):
                     m.Add(b == 1)                               # identical requests complete in index order
                 before[h][j], before[j][h] = b, b.Not()
         # Lemma 2' for h completing before both j and k, where it says more than Lemma 2 twice
-        T = triple_separation(s + o, o, w, M)
-        for h in range(n if triples else 0):
-            for j in range(n):
-                for k in range(j + 1, n):
-                    if h not in (j, k) and T[h, j, k] > w[h, j] + w[h, k]:
-                        m.Add(C[j] + C[k] - 2 * C[h] >= int(T[h, j, k])).OnlyEnforceIf([before[h][j], before[h][k]])
+        if triples:
+            T = triple_separation(s + o, o, w, M)
+            for h, j, k in zip(*np.nonzero(T > w[:, :, None] + w[:, None, :])):
+                if j < k and h not in (j, k):
+                    m.Add(C[j] + C[k] - 2 * C[h] >= int(T[h, j, k])).OnlyEnforceIf([before[h][j], before[h][k]])
         # (G) gap capacity, per request h, window τ and tangent y0
         if capacity:
             one = m.NewConstant(1)

@@ -116,8 +116,8 @@ class _Bounds:
         self.w = [[min(o[j], max(0, self.p[h] + self.p[j] - M)) for j in range(n)] for h in range(n)]
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
-        self.G3 = self._chain_table()                                  # 3·G[S, h, j]
-        self.G3_first = self.G3.min(axis=2).astype(np.int64)           # 3·min_j G[S, h, j]
+        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 67 MB at n = 16)
+        self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
         self.a_last = max(a)
         self.x = np.arange(1, self.span + 1, dtype=np.float64)
         # Lemma-3 rows are searched as one sorted array, row r shifted by r·row_shift: more than the
@@ -130,9 +130,9 @@ class _Bounds:
         """3·B(c, h, j, k) of (L) for c = 2..n−1: the integer minimum of 3a·δ1 + 3b·δ2 over δ1 >= w(h, j),
         δ2 >= w(j, k), δ1 + δ2 >= w(h, k), 2δ1 + δ2 >= T(h, j, k), less its value at (w(h, j), w(j, k)).
         3a = 3(1 − β)·c = 2c; 3b = 3β·(c − 1) = c − 1, or 3 when c − 1 = 1 (the last gap, β = 1)."""
-        n, M, o, p = self.n, self.M, np.array(self.o), np.array(self.p)
+        n, M = self.n, self.M
         w = np.array(self.w, dtype=np.int64)
-        T = triple_separation(p, o, w, M)                                  # [h, j, k]
+        T = triple_separation(self.p_arr, self.o_arr, w, M)                # [h, j, k]
         w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
         d1 = w1[..., None] + np.arange(M + 1)                  # δ1 = w(h, j) .. w(h, j) + M: enough, since
         d2 = np.maximum.reduce([np.broadcast_to(w2[..., None], d1.shape),   # T <= 2M and w(h, k) <= M
@@ -143,7 +143,7 @@ class _Bounds:
             B[c] = (a3 * d1 + b3 * d2).min(axis=-1) - a3 * w1 - b3 * w2
         return B
 
-    def _chain_table(self) -> np.ndarray:
+    def chain_table(self) -> np.ndarray:
         """3·G[S, h, j] of (L) for every subset S (bitmask) and h ≠ j in S; CHAIN_BIG elsewhere."""
         n = self.n
         w3 = 3 * np.array(self.w, dtype=np.int32)
