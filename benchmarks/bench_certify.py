@@ -40,7 +40,7 @@ ap.add_argument("--solver", default="cpsat")
 ap.add_argument("--lp", action="store_true", help="also compute the latency-lp bound")
 ap.add_argument("--requests", help="comma list of n: solve the first n requests of each draw (the n-ladder)")
 ap.add_argument("--no-relaxation", action="store_true",
-                help="do not run the completion-cp relaxation or the latency-astar search before the exact solve "
+                help="do not run the completion-cp or chain-bound relaxations or the latency-astar search before the exact solve "
                      "(the state before issue 12's completion bounds; volume-bound keeps its gap term)")
 ap.add_argument("--astar-max-requests", type=int,
                 help="run the certify step's search portfolio on up to this many requests (default: "
@@ -52,7 +52,7 @@ if args.no_relaxation or args.astar_max_requests is not None:
 
     LatencyIP.astar_max_requests = 0 if args.no_relaxation else args.astar_max_requests
     if args.no_relaxation:
-        LatencyIP.certify_max_requests = 0
+        LatencyIP.certify_max_requests = LatencyIP.chain_max_requests = 0
 
 
 def draw(model, k, n):

@@ -308,7 +308,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                                       if res.bound is not None else None)
     if certified is not None:
         bound_source = certified[1] if res.x is None and res.status == "optimal" else bound_source
-        if bound is None or certified[0] > bound:
+        if bound is None or certified[0] >= bound:   # a tie: the solver was given it as its floor (c)
             bound, bound_source = certified[0], certified[1]
     if cls.exact and metric == "total_latency" and inst.model == "slot":
         # the closed-form volume bound is valid for the same optimum and costs milliseconds: a solver

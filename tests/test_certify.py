@@ -30,6 +30,7 @@ def test_solver_without_schedule_reports_the_best_verified_policy_schedule(monke
                         SolveResult("time_limit", None, None, 0.0, None, "no solution found"))
     monkeypatch.setattr(LatencyIP, "certify_max_requests", 0)  # the certify step's search proves this
     monkeypatch.setattr(LatencyIP, "astar_max_requests", 0)    # prefix in seconds: the IP would not run
+    monkeypatch.setattr(LatencyIP, "chain_max_requests", 0)
     rep = solve_instance(draw(n=12), "latency-ip", "highs", 5, ["mc-sf", "mc-benchmark"])
     assert rep["status"] == "time_limit"
     assert rep["objective"] == rep["best_known"] <= rep["ratios"]["mc-sf"]["objective"]
@@ -42,7 +43,8 @@ def test_solver_schedule_is_the_source_when_it_is_best(monkeypatch):
     from lpbench.formulations.latency_ip import LatencyIP
 
     monkeypatch.setattr(LatencyIP, "certify_max_requests", 0)  # no proof by the relaxation or the
-    monkeypatch.setattr(LatencyIP, "astar_max_requests", 0)    # certify step's search: the IP is solved
+    monkeypatch.setattr(LatencyIP, "astar_max_requests", 0)    # certify step's search or chain: the IP
+    monkeypatch.setattr(LatencyIP, "chain_max_requests", 0)    # is solved
     rep = solve_instance(draw(n=4), "latency-ip", "highs", 60, ["mc-sf"])
     assert rep["status"] == "optimal" and rep["objective_source"] == "solver"
 

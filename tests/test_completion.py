@@ -131,6 +131,7 @@ def test_relaxation_equals_the_optimum_on_the_first_8_requests_of_draw_0():
 
 def test_solve_proves_optimality_by_the_relaxation_bound(monkeypatch):
     monkeypatch.setattr(LatencyIP, "astar_max_requests", 0)   # the A* search would prove it first
+    monkeypatch.setattr(LatencyIP, "chain_max_requests", 0)   # the step's chain-bound runs before completion-cp
     inst = jaillet_prefix("jaillet-model1", 0, 8)
     rep = solve_instance(inst, "latency-ip", "highs", policies=["mc-sf"], time_limit=20)
     assert rep["status"] == "optimal" and rep["objective"] == 701 and rep["verified"]

@@ -91,6 +91,26 @@ def triple_separation(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int) -> np
                               o[None, :, None] + w[:, None, :], o[None, None, :] + w[:, :, None]])
 
 
+def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, dtype=np.int64) -> np.ndarray:
+    """3·B[c, h, j, k] for c = 2..top−1 (zero below 2): the integer minimum of 3a·δ1 + 3b·δ2 over δ1 >= w(h, j),
+    δ2 >= w(j, k), δ1 + δ2 >= w(h, k), 2δ1 + δ2 >= T(h, j, k) (Lemmas 2 and 2'), less its value at
+    (w(h, j), w(j, k)); 3a = 2c, 3b = c − 1, or 3 when c = 2. This is the bonus of a triple of consecutive
+    completions in the chains of ``latency-astar`` (L) and ``chain-bound``, whose docstrings derive the
+    weights. δ2 = max(w(j, k), T − 2δ1, w(h, k) − δ1) at the optimum, a convex piecewise-linear function of δ1
+    (a > 0), so the integer minimum lies at δ1 = w(h, j) or next to a breakpoint: the floor or ceiling of
+    (T − w(j, k))/2, w(h, k) − w(j, k) or T − w(h, k), each raised to w(h, j)."""
+    n = len(p)
+    T = triple_separation(p, o, w, M)                                    # [h, j, k]
+    w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
+    d1 = np.maximum(np.stack([w1, (T - w2) // 2, (T - w2 + 1) // 2, whk - w2, T - whk]), w1)
+    d2 = np.maximum.reduce([np.broadcast_to(w2, d1.shape), T - 2 * d1, whk - d1])
+    B = np.zeros((max(top, 2), n, n, n), dtype=dtype)
+    for c in range(2, top):
+        a3, b3 = 2 * c, (c - 1 if c > 2 else 3)
+        B[c] = (a3 * d1 + b3 * d2).min(axis=0) - a3 * w1 - b3 * w2
+    return B
+
+
 def least_span(volume: np.ndarray, stretches: np.ndarray, M: int) -> np.ndarray:
     """Least x >= 0 with stretches·φ̃(x/stretches) >= volume (Lemma 3), elementwise."""
     h = M + 0.5

@@ -80,7 +80,7 @@ from ..interrupt import REQUESTED
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, Formulation
-from .completion import triple_separation
+from .completion import triple_bonus
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
 #: the chain table G has 2^n·n² entries (65,536 × 256 at 16), and the moves of one round are the
@@ -127,21 +127,8 @@ class _Bounds:
         self.waiting_cache: dict = {}
 
     def triple_bonus(self) -> np.ndarray:
-        """3·B(c, h, j, k) of (L) for c = 2..n−1: the integer minimum of 3a·δ1 + 3b·δ2 over δ1 >= w(h, j),
-        δ2 >= w(j, k), δ1 + δ2 >= w(h, k), 2δ1 + δ2 >= T(h, j, k), less its value at (w(h, j), w(j, k)).
-        3a = 3(1 − β)·c = 2c; 3b = 3β·(c − 1) = c − 1, or 3 when c − 1 = 1 (the last gap, β = 1)."""
-        n, M = self.n, self.M
-        w = np.array(self.w, dtype=np.int64)
-        T = triple_separation(self.p_arr, self.o_arr, w, M)                # [h, j, k]
-        w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
-        d1 = w1[..., None] + np.arange(M + 1)                  # δ1 = w(h, j) .. w(h, j) + M: enough, since
-        d2 = np.maximum.reduce([np.broadcast_to(w2[..., None], d1.shape),   # T <= 2M and w(h, k) <= M
-                                T[..., None] - 2 * d1, whk[..., None] - d1])
-        B = np.zeros((max(n, 2), n, n, n), dtype=np.int64)
-        for c in range(2, n):
-            a3, b3 = 2 * c, (c - 1 if c > 2 else 3)
-            B[c] = (a3 * d1 + b3 * d2).min(axis=-1) - a3 * w1 - b3 * w2
-        return B
+        """3·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
+        return triple_bonus(self.p_arr, self.o_arr, np.array(self.w, dtype=np.int64), self.M, self.n)
 
     def chain_table(self) -> np.ndarray:
         """3·G[S, h, j] of (L) for every subset S (bitmask) and h ≠ j in S; CHAIN_BIG elsewhere."""

@@ -103,24 +103,39 @@ class LatencyIP(Formulation):
     #: three open n = 12 gaps (4.2, 8.1, 11.2 % to 2.7, 5.9, 10.6 %), every run within the limit.
     astar_share = 0.7
 
+    #: share of the time limit for the certify step on larger instances where ``chain-bound`` runs (up to
+    #: its ``max_requests``). At paper size the exact solve after the step rarely moves either side, and
+    #: the chain needs a few seconds to scan its sets U (jaillet-model1 draw 0, 53 requests: 9873 in 5 s,
+    #: against volume-bound's 8448); at 10 s the chain gets about 2 s
+    chain_share = 0.3
+    #: the certify step runs ``chain-bound`` on instances of up to this many requests above
+    #: ``astar_max_requests`` (at most ``ChainBound.max_requests``; 0 turns it off)
+    chain_max_requests = 80
+
     @classmethod
     def certify_share(cls, inst) -> float | None:
-        """This step's share of the time limit: ``astar_share`` where the A* search runs, else the default."""
-        return cls.astar_share if inst.n <= cls.astar_max_requests else None
+        """This step's share of the time limit: ``astar_share`` where the A* search runs, ``chain_share``
+        where ``chain-bound`` runs, else the default."""
+        if inst.n <= cls.astar_max_requests:
+            return cls.astar_share
+        return cls.chain_share if inst.n <= cls.chain_max_requests else None
 
     @classmethod
     def certify_bound(cls, inst, incumbent: float, schedule, profile, deadline: float):
         """(bound, source, message, (name, schedule) or None): first ``lagrange-bound`` (the LP value of (1)-(4)
         by pricing (3), any size); then, on up to ``astar_max_requests`` requests, the exact portfolio
-        :meth:`search_portfolio`, else on up to ``certify_max_requests`` requests the ``completion-cp``
-        relaxation (Lemmas 2-3 of :mod:`lpbench.formulations.completion`). Lagrange gets a quarter of the
-        step, at least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before
-        the portfolio. When the bound meets the incumbent, the incumbent is proven optimal without
-        solving the IP; otherwise it is the objective floor (c). The schedule, if any, beats the
+        :meth:`search_portfolio`; above that ``chain-bound`` (Lemmas 2 and 2' along the completion order,
+        :mod:`lpbench.formulations.chain`) up to ``chain_max_requests``, and on up to
+        ``certify_max_requests`` requests the ``completion-cp`` relaxation (Lemmas 2-3 of
+        :mod:`lpbench.formulations.completion`) after it. Lagrange gets a quarter of the step, at least
+        ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before the portfolio; the
+        chain gets the rest, or half of it when completion-cp follows. When the bound meets the incumbent,
+        the incumbent is proven optimal without solving the IP; otherwise it is the objective floor (c). The schedule, if any, beats the
         incumbent; name says which method found it."""
         import time
 
         from ..solvers.base import SolverProfile
+        from .chain import ChainBound, chain_bound
         from .completion import CompletionCP
         from .lagrange import LagrangeBound
 
@@ -136,6 +151,14 @@ class LatencyIP(Formulation):
         if search:
             portfolio = cls.search_portfolio(inst, incumbent, schedule, found[0], profile, deadline)
             return max(found, portfolio, key=lambda f: f[0])
+        if inst.n <= min(cls.chain_max_requests, ChainBound.max_requests):
+            left = deadline - time.perf_counter()
+            chain_end = time.perf_counter() + (left / 2 if inst.n <= cls.certify_max_requests else left)
+            value, which = chain_bound(inst, chain_end)
+            if value > found[0]:
+                found = (float(value), "chain-bound", which, None)
+            if found[0] >= incumbent:
+                return found
         left = deadline - time.perf_counter()
         if inst.n <= cls.certify_max_requests and left >= 1.0:
             relax = CompletionCP(inst, incumbent_objective=incumbent)

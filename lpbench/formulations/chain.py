@@ -1,0 +1,232 @@
+"""Chain bound at paper size (ours, issue 12; slot model, eqs. (1)-(4)): the chain (L) of ``latency-astar``
+without its table over subsets, by Lagrangian relaxation.
+
+**The chain.** Let t0 = min_j a_j and c_j = a_j − t0 + o_j, the least C_j − t0 by (2). Take a set U of m
+requests and the order in which they complete, numbered from the end: e_m completes first, e_1 last
+(ties in any order). With gaps δ_r = C_{e_r} − C_{e_{r+1}},
+
+    Σ_{j∈U} (C_j − t0) = m·(C_{e_m} − t0) + Σ_{r=1}^{m−1} r·δ_r,
+
+and for every three consecutive completions h = e_{r+1}, j = e_r, k = e_{r−1}, Lemmas 2 and 2' of
+:mod:`lpbench.formulations.completion` give δ_r >= w(h, j), δ_r + δ_{r−1} >= w(h, k) and
+2δ_r + δ_{r−1} >= T(h, j, k). The weight r of gap δ_r is split: 2r/3 to the triple in which it comes
+first and (r − 1)/3 of the next gap's weight to it where it comes second (all of gap δ_1's weight 1
+goes to its one triple); every share is at least its weight times w, so
+
+    Σ_{j∈U} (C_j − t0) >= chain_U(e) := m·c_{e_m} + Σ_{r=1}^{m−1} r·w(e_{r+1}, e_r) + Σ_{r=2}^{m−1} B(r, e_{r+1}, e_r, e_{r−1})/3
+
+with 3B(r, h, j, k) >= 0 the integer minimum of the triple's excess
+(:func:`~lpbench.formulations.completion.triple_bonus`). This is (L) of ``latency-astar`` at its root
+(r there is c_l = m − l + 1), which minimises it over orders with a table over all subsets: 2^n·n²
+entries, so at most 16 requests.
+
+**Lagrangian q-path relaxation** (Picard & Queyranne 1978, for the time-dependent TSP). Relax "each
+request of U once" to "a sequence of m requests, none twice among three consecutive ones" and price a
+visit of j at λ_j:
+
+    L_U(λ) = min over such sequences of (chain_U(e) + Σ_{r=1}^{m} λ_{e_r}) − Σ_{j∈U} λ_j.
+
+Every order of U is such a sequence, with Σ_r λ_{e_r} = Σ_j λ_j, so L_U(λ) <= min over orders of chain_U
+for *every* λ ∈ R^U (weak duality): each λ found gives a valid bound, however far it is from the best one.
+The minimum is a dynamic programme over the last two requests of the tail, position r from the end:
+
+    F_1(j, k) = w(j, k) + λ_k,
+    F_r(j, k) = r·w(j, k) + λ_k + min_{l ∉ {j, k}} (B(r, j, k, l)/3 + F_{r−1}(k, l)),     r = 2..m−1
+    L_U(λ)    = min_{h ≠ j} (m·c_h + λ_h + F_{m−1}(h, j)) − Σ_{j∈U} λ_j,
+
+m³ per position. λ is searched by subgradient ascent (g_j = visits of j − 1; Polyak steps towards 1.05 ×
+the best value; step halved after ``PATIENCE`` steps without improvement, from the best λ). The best λ is
+re-evaluated in exact integer arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in
+those units), and only that value is used. On the first 12 requests of jaillet-model1 draws 0-4 it equals
+the subset table's root value (tests/test_chain.py compares it on small instances).
+
+**Requests left out of U.** The chain charges only its first completion its c, so a short request in U
+makes it weak. A schedule restricted to a subset of the requests is a schedule of that subset (memory
+only decreases), so total latency >= [the chain bound of U, less Σ_{j∈U} (a_j − t0)] + [any lower bound
+on the optimum of the requests not in U]: here the larger of Σ o_j and ``volume-bound`` on them.
+U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
+``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) per order, r = 0, n/SCAN_POINTS,
+2n/SCAN_POINTS, ... with ``SCAN_STEPS`` subgradient steps each, λ carried from one r to the next (the
+requests they share keep theirs); (2) the r between the best one and its grid neighbours, from its λ;
+(3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, while time is left. Every
+value tried is a valid bound; the largest is reported.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..semantics import SLOT
+from ..sim.multi import sub_instance
+from ..solvers.base import SolveResult
+from .base import FORMULATIONS, Formulation
+from .completion import separation, triple_bonus
+from .volume import VolumeBound
+
+LAMBDA_SCALE = 1 << 12   # λ resolution of the exact evaluation: multiples of 1/(3·LAMBDA_SCALE)
+EXACT_BIG = 1 << 58      # "no such sequence" in the exact evaluation
+SCAN_POINTS = 8          # values of r per order in the first pass
+SCAN_STEPS = 50          # subgradient steps per r in the first passes
+POLISH_STEPS = 2000      # at most this many steps for the best r
+PATIENCE = 8             # steps without improvement before the step size is halved
+TARGET_MARGIN = 0.05
+
+
+class _QPath:
+    """The q-path programme of the module docstring for one set U, in thirds (c, w and B of U). The search
+    runs in float32 with B stored as [r, l, j, k], so that each minimum over l is a reduction over the
+    first axis (twice as fast as over the last)."""
+
+    def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray):
+        self.m = m = len(c)
+        self.c3, self.w3, self.B3 = 3 * c, 3 * w, B3
+        eye = np.eye(m, dtype=bool)
+        self.bad = eye[:, None, :] | eye[None, :, :] | eye[:, :, None]   # [j, k, l]: l ∈ {j, k} or j = k
+        self.Bt = np.ascontiguousarray(np.where(self.bad[None], np.float32(np.inf),
+                                                B3.astype(np.float32)).transpose(0, 3, 1, 2))   # [r, l, j, k]
+        self.buf = np.empty((m, m, m), dtype=np.float32)
+
+    def value(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
+        """(3·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence)."""
+        m = self.m
+        w3, lam3 = self.w3.astype(np.float32), (3 * lam).astype(np.float32)
+        F = [None] * m
+        F[1] = w3 + lam3[None, :]
+        F[1][np.eye(m, dtype=bool)] = np.inf
+        for r in range(2, m):
+            np.add(self.Bt[r], F[r - 1].T[:, None, :], out=self.buf)    # [l, j, k]: B(r, j, k, l) + F_{r−1}(k, l)
+            F[r] = r * w3 + lam3[None, :] + self.buf.min(axis=0)
+        V = (m * self.c3 + lam3)[:, None] + F[m - 1]
+        h, j = np.unravel_index(np.argmin(V), V.shape)
+        value = float(V[h, j]) - float(lam3.sum())
+        visits = np.zeros(m)
+        visits[h] += 1
+        visits[j] += 1
+        for r in range(m - 1, 1, -1):                          # follow the minimising tail
+            l = int(np.argmin(self.Bt[r][:, h, j] + F[r - 1][j]))
+            visits[l] += 1
+            h, j = j, l
+        return value, visits
+
+    def exact(self, lam: np.ndarray) -> tuple[int, int]:
+        """L_U(λ') for λ' = λ rounded to a multiple of 1/(3·LAMBDA_SCALE), exactly: (numerator, denominator)."""
+        m, S = self.m, LAMBDA_SCALE
+        lamq = np.round(3 * S * lam).astype(np.int64)
+        w = S * self.w3.astype(np.int64)
+        F = w + lamq[None, :]
+        F[np.eye(m, dtype=bool)] = EXACT_BIG
+        for r in range(2, m):
+            X = np.where(self.bad, EXACT_BIG, S * self.B3[r].astype(np.int64) + F[None, :, :])
+            F = np.minimum(r * w + lamq[None, :] + X.min(axis=2), EXACT_BIG)
+        V = (m * S * self.c3 + lamq)[:, None] + F
+        return int(V.min()) - int(lamq.sum()), 3 * S
+
+
+def _ascent(q: _QPath, lam: np.ndarray, steps: int, deadline: float) -> np.ndarray:
+    """Subgradient ascent on L_U from ``lam`` (module docstring); the best λ seen."""
+    best_lam, best = lam.copy(), -np.inf
+    theta, stall = 1.0, 0
+    for _ in range(steps):
+        if time.perf_counter() > deadline:
+            break
+        value, visits = q.value(lam)
+        value /= 3
+        if value > best + 1e-6:
+            best_lam, best, stall = lam.copy(), value, 0
+        else:
+            stall += 1
+            if stall >= PATIENCE:
+                theta, stall, lam = theta / 2, 0, best_lam.copy()
+                continue
+        g = visits - 1
+        norm = float(g @ g)
+        if norm == 0:             # the minimising sequence is an order of U: L_U is at its optimum
+            break
+        goal = (1 + TARGET_MARGIN) * abs(best) + 1
+        lam = lam + theta * (goal - value) / norm * g
+    return best_lam
+
+
+def chain_bound(inst, deadline: float) -> tuple[int, str]:
+    """(certified lower bound on total latency, which U gave it) by the search of the module docstring."""
+    a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+    M, n = int(inst.memory), inst.n
+    t0 = int(a.min())
+    c = a - t0 + o
+    w = separation(inst)
+    B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32)
+    best = (int(round(VolumeBound(inst).value())), "volume-bound (r = n)")
+    left_out: dict = {}
+
+    def rest_bound(gone: np.ndarray) -> int:
+        key = gone.tobytes()
+        if key not in left_out:
+            left_out[key] = int(o[gone].sum()) if len(gone) == 0 else max(
+                int(o[gone].sum()), int(round(VolumeBound(sub_instance(inst, np.sort(gone))).value())))
+        return left_out[key]
+
+    orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
+    lams: dict = {}                                             # λ of each candidate U, by request index
+    values: dict = {}
+
+    def evaluate(cand, steps: int, start=None) -> None:
+        nonlocal best
+        key, r = cand
+        keep = np.sort(orders[key][r:])
+        m = len(keep)
+        if m <= 1:
+            value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
+        else:
+            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3[:m][:, keep][:, :, keep][:, :, :, keep])
+            lam = lams.get(cand, start if start is not None else np.zeros(n)).copy()
+            lam[keep] = _ascent(q, lam[keep], steps, deadline)
+            lams[cand] = lam
+            num, den = q.exact(lam[keep])
+            value = -(-num // den) - int((a[keep] - t0).sum())          # ceil: the objective is an integer
+        values[cand] = total = value + rest_bound(orders[key][:r])
+        if total > best[0]:
+            best = (total, f"U = all but the {r} {key} requests ({m} in the chain)")
+
+    # 1. scan r upwards per order, λ carried from one r to the next
+    step = max(1, n // SCAN_POINTS)
+    for key in orders:
+        prev = None
+        for r in range(0, n - 1, step):
+            if time.perf_counter() < deadline:
+                evaluate((key, r), SCAN_STEPS, None if prev is None else lams[prev])
+                prev = (key, r)
+    # 2. the neighbours of the best r, from its λ; 3. polish, best first, while time is left
+    if values:
+        key, r0 = max(values, key=values.get)
+        for r in range(max(0, r0 - step + 1), min(n - 1, r0 + step)):
+            if (key, r) not in values and time.perf_counter() < deadline:
+                evaluate((key, r), SCAN_STEPS, lams.get((key, r0)))
+    for cand in sorted(values, key=values.get, reverse=True):
+        if time.perf_counter() >= deadline:
+            break
+        evaluate(cand, POLISH_STEPS)
+    return best
+
+
+@FORMULATIONS.register("chain-bound")
+class ChainBound(Formulation):
+    name = "chain-bound"
+    models = (SLOT,)
+    exact = False
+    closed_form = True
+    integral_objective = True
+    summary = ("Lemmas 2 and 2' along the completion order by a Lagrangian q-path relaxation (ours; up to 80 "
+               "requests, seconds at 50): lower bound")
+    #: the table of triple bonuses has n^4 entries (330 MB at 80 requests)
+    max_requests = 80
+    scalable_alternative = "use --formulation volume-bound or lagrange-bound, which scale"
+
+    def build(self):
+        self.n_vars = self.n_rows = 0
+        return self
+
+    def solve(self, profile, warm=None) -> SolveResult:
+        t0 = time.perf_counter()
+        bound, which = chain_bound(self.inst, t0 + 0.95 * profile.time_limit)
+        return SolveResult("optimal", float(bound), float(bound), time.perf_counter() - t0, message=which)

@@ -1,0 +1,113 @@
+"""chain-bound (lpbench/formulations/chain.py): the q-path value against every completion order, the bound
+against brute force, against the subset table of latency-astar, and through solve."""
+import itertools
+import time
+
+import numpy as np
+import pytest
+
+from lpbench.errors import InputError
+from lpbench.formulations.chain import _QPath, _ascent, chain_bound
+from lpbench.formulations.latency_astar import _Bounds
+from lpbench.formulations.volume import VolumeBound
+from lpbench.generators import jaillet
+from lpbench.instance import parse_instance
+from lpbench.solve import solve_instance
+
+from test_latency import brute_force
+from test_latency_astar import chain_cost, random_bounds, random_instances, triple_instance
+
+
+def qpath_of(b, c):
+    """The q-path programme over all requests of ``b`` (a latency-astar _Bounds), first completions c."""
+    w = np.array(b.w, dtype=np.int64)
+    return _QPath(np.asarray(c, dtype=np.int64), w, b.triple_bonus())
+
+
+def best_order(b, B, c):
+    """3 × min over completion orders of the chain charge m·c_first + Σ weights (brute force)."""
+    n = len(c)
+    return min(3 * n * c[p[0]] + chain_cost(b, B, list(p)) for p in itertools.permutations(range(n)))
+
+
+def test_every_lambda_gives_at_most_the_best_order():
+    """Weak duality, checked: for random λ (exact evaluation) L(λ) <= min over orders of the chain, and the
+    float search value agrees with the exact one."""
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        n = int(rng.integers(3, 7))
+        b, s, o, M = random_bounds(rng, n, (8, 20), 4)
+        q = qpath_of(b, o)
+        top = best_order(b, b.triple_bonus(), o)
+        for _ in range(5):
+            lam = rng.normal(0, 10, n).round(2)
+            num, den = q.exact(lam)
+            assert 3 * num <= den * top
+            approx, visits = q.value(np.round(3 * 4096 * lam) / (3 * 4096))
+            assert abs(approx / 3 - num / den) < 1e-2 * max(1.0, abs(num / den)) and visits.sum() == n
+
+
+def test_ascent_reaches_the_best_order_on_small_sets():
+    """The relaxation is tight on small sets: the ascent finds λ whose value is the brute-force minimum
+    over orders (to the integer) on most of them, never above it."""
+    rng = np.random.default_rng(8)
+    reached = 0
+    for _ in range(30):
+        n = int(rng.integers(4, 7))
+        b, s, o, M = random_bounds(rng, n, (8, 20), 4)
+        q = qpath_of(b, o)
+        top = best_order(b, b.triple_bonus(), o)
+        lam = _ascent(q, np.zeros(n), 400, time.perf_counter() + 10)
+        num, den = q.exact(lam)
+        assert 3 * num <= den * top
+        reached += -(-3 * num // den) >= top - 1
+    assert reached >= 24, reached
+
+
+@pytest.fixture(scope="module")
+def small_optima():
+    cases = [("random", seed, inst) for seed, inst in random_instances()]
+    cases += [("triple", seed, triple_instance(seed)) for seed in range(40)]
+    return [(kind, seed, inst, brute_force(inst)) for kind, seed, inst in cases]
+
+
+def test_chain_bound_below_brute_force(small_optima):
+    """On 100 small instances (60 with arrivals, 40 where triples bind) the bound is at most OPT, at least
+    volume-bound, and above it on many (so a bound that is too high would show)."""
+    raised = 0
+    for kind, seed, inst, opt in small_optima:
+        bound, _ = chain_bound(inst, time.perf_counter() + 5)
+        vol = VolumeBound(inst).value()
+        assert vol - 1e-9 <= bound <= opt, (kind, seed, bound, opt)
+        raised += bound > vol + 1e-9
+    assert raised >= 25, raised
+
+
+def jaillet_prefix(k, n):
+    d = jaillet.instance("jaillet-model1", 0, k)
+    d["requests"] = {key: v[:n] for key, v in d["requests"].items()}
+    return parse_instance(d)
+
+
+@pytest.mark.parametrize("k", range(5))
+def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k):
+    """The subset table of latency-astar gives (L) exactly (in thirds, rounded down); the q-path search
+    reaches it (rounded up, so at most one more), on the first 12 requests of draws 0-4."""
+    inst = jaillet_prefix(k, 12)
+    a, s, o = (inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist())
+    b = _Bounds(a, s, o, int(inst.memory))
+    full = (1 << inst.n) - 1
+    table = b.chain(np.array(o, dtype=np.int64), b.waiting(full)[4])
+    bound, _ = chain_bound(inst, time.perf_counter() + 10)
+    assert table <= bound <= table + 1
+
+
+def test_chain_bound_through_solve_and_its_size_limit():
+    inst = jaillet_prefix(1, 10)
+    rep = solve_instance(inst, "chain-bound", policies=["mc-sf"], time_limit=5)
+    assert rep["status"] == "optimal" and rep["bound"] <= 549 <= rep["best_known"]   # OPT = 549 (test_latency_astar)
+    assert rep["bound"] > VolumeBound(inst).value()
+    big = parse_instance({"memory": 100, "requests": {"arrival": [0] * 81, "prompt": [1] * 81, "output": [2] * 81}})
+    with pytest.raises(InputError, match="at most 80 requests"):
+        solve_instance(big, "chain-bound", policies=["mc-sf"], time_limit=5)
+
