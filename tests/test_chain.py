@@ -57,7 +57,7 @@ def test_ascent_reaches_the_best_order_on_small_sets():
         b, s, o, M = random_bounds(rng, n, (8, 20), 4)
         q = qpath_of(b, o)
         top = best_order(b, b.triple_bonus(), o)
-        lam = _ascent(q, np.zeros(n), 400, time.perf_counter() + 10)
+        lam, _ = _ascent(q, np.zeros(n), 1.0, 400, time.perf_counter() + 10)
         num, den = q.exact(lam)
         assert 3 * num <= den * top
         reached += -(-3 * num // den) >= top - 1

@@ -35,7 +35,8 @@ The minimum is a dynamic programme over the last two requests of the tail, posit
     L_U(λ)    = min_{h ≠ j} (m·c_h + λ_h + F_{m−1}(h, j)) − Σ_{j∈U} λ_j,
 
 m³ per position. λ is searched by subgradient ascent (g_j = visits of j − 1; Polyak steps towards 1.05 ×
-the best value; step halved after ``PATIENCE`` steps without improvement, from the best λ). The best λ is
+the best value; step times ``SHRINK`` after ``PATIENCE`` steps without improvement, from the best λ, until it is
+below ``THETA_MIN``). The best λ is
 re-evaluated in exact integer arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in
 those units), and only that value is used. On the first 12 requests of jaillet-model1 draws 0-4 it equals
 the subset table's root value (tests/test_chain.py compares it on small instances).
@@ -45,9 +46,10 @@ makes it weak. A schedule restricted to a subset of the requests is a schedule o
 only decreases), so total latency >= [the chain bound of U, less Σ_{j∈U} (a_j − t0)] + [any lower bound
 on the optimum of the requests not in U]: here the larger of Σ o_j and ``volume-bound`` on them.
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
-``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) per order, r = 0, n/SCAN_POINTS,
-2n/SCAN_POINTS, ... with ``SCAN_STEPS`` subgradient steps each, λ carried from one r to the next (the
-requests they share keep theirs); (2) the r between the best one and its grid neighbours, from its λ;
+``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) for r on a grid of step
+n/SCAN_POINTS, from the largest down (U grows; a small U converges in few steps), both orders side by side,
+``SCAN_STEPS`` subgradient steps each, λ carried from one r to the next (requests new to U start at 0);
+(2) the r between the best one and its grid neighbours, from its λ;
 (3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, while time is left. Every
 value tried is a valid bound; the largest is reported.
 """
@@ -69,7 +71,9 @@ EXACT_BIG = 1 << 58      # "no such sequence" in the exact evaluation
 SCAN_POINTS = 8          # values of r per order in the first pass
 SCAN_STEPS = 50          # subgradient steps per r in the first passes
 POLISH_STEPS = 2000      # at most this many steps for the best r
-PATIENCE = 8             # steps without improvement before the step size is halved
+PATIENCE = 8             # steps without improvement before the step size shrinks
+SHRINK = 0.5             # by this factor, from the best λ
+THETA_MIN = 2.0 ** -7    # stop when the step factor falls below this (the ascent has stalled)
 TARGET_MARGIN = 0.05
 
 
@@ -123,10 +127,11 @@ class _QPath:
         return int(V.min()) - int(lamq.sum()), 3 * S
 
 
-def _ascent(q: _QPath, lam: np.ndarray, steps: int, deadline: float) -> np.ndarray:
-    """Subgradient ascent on L_U from ``lam`` (module docstring); the best λ seen."""
+def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: float) -> tuple[np.ndarray, float]:
+    """Subgradient ascent on L_U from ``lam`` with step factor ``theta`` (module docstring): the best λ seen
+    and the step factor reached (0 once it fell below ``THETA_MIN``: the ascent has stalled)."""
     best_lam, best = lam.copy(), -np.inf
-    theta, stall = 1.0, 0
+    stall = 0
     for _ in range(steps):
         if time.perf_counter() > deadline:
             break
@@ -137,19 +142,22 @@ def _ascent(q: _QPath, lam: np.ndarray, steps: int, deadline: float) -> np.ndarr
         else:
             stall += 1
             if stall >= PATIENCE:
-                theta, stall, lam = theta / 2, 0, best_lam.copy()
+                theta, stall, lam = theta * SHRINK, 0, best_lam.copy()
+                if theta < THETA_MIN:
+                    return best_lam, 0.0
                 continue
         g = visits - 1
         norm = float(g @ g)
         if norm == 0:             # the minimising sequence is an order of U: L_U is at its optimum
-            break
+            return best_lam, 0.0
         goal = (1 + TARGET_MARGIN) * abs(best) + 1
         lam = lam + theta * (goal - value) / norm * g
-    return best_lam
+    return best_lam, theta
 
 
-def chain_bound(inst, deadline: float) -> tuple[int, str]:
-    """(certified lower bound on total latency, which U gave it) by the search of the module docstring."""
+def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, str]:
+    """(certified lower bound on total latency, which U gave it) by the search of the module docstring;
+    ``trace`` (a list) receives (order, r, steps, bound) for every evaluation."""
     a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
     t0 = int(a.min())
@@ -167,7 +175,7 @@ def chain_bound(inst, deadline: float) -> tuple[int, str]:
         return left_out[key]
 
     orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
-    lams: dict = {}                                             # λ of each candidate U, by request index
+    lams: dict = {}                       # (λ by request index, step factor) of each candidate U
     values: dict = {}
 
     def evaluate(cand, steps: int, start=None) -> None:
@@ -179,29 +187,37 @@ def chain_bound(inst, deadline: float) -> tuple[int, str]:
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
             q = _QPath(c[keep], w[np.ix_(keep, keep)], B3[:m][:, keep][:, :, keep][:, :, :, keep])
-            lam = lams.get(cand, start if start is not None else np.zeros(n)).copy()
-            lam[keep] = _ascent(q, lam[keep], steps, deadline)
-            lams[cand] = lam
+            lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
+            if theta == 0:
+                return                                          # stalled before: nothing more to gain
+            lam = lam.copy()
+            lam[keep], theta = _ascent(q, lam[keep], theta, steps, deadline)
+            lams[cand] = lam, theta
             num, den = q.exact(lam[keep])
             value = -(-num // den) - int((a[keep] - t0).sum())          # ceil: the objective is an integer
         values[cand] = total = value + rest_bound(orders[key][:r])
+        if trace is not None:
+            trace.append((key, r, steps, total))
         if total > best[0]:
             best = (total, f"U = all but the {r} {key} requests ({m} in the chain)")
 
-    # 1. scan r upwards per order, λ carried from one r to the next
+    # 1. scan r downwards (U grows), both orders side by side, λ carried from one r to the next per order
     step = max(1, n // SCAN_POINTS)
-    for key in orders:
-        prev = None
-        for r in range(0, n - 1, step):
-            if time.perf_counter() < deadline:
-                evaluate((key, r), SCAN_STEPS, None if prev is None else lams[prev])
-                prev = (key, r)
+    prev: dict = {}
+    for r in range((n - 2) // step * step, -1, -step):
+        sets = set()
+        for key in orders:
+            U = np.sort(orders[key][r:]).tobytes()
+            if U not in sets and time.perf_counter() < deadline:   # the same U from both orders: once
+                sets.add(U)
+                evaluate((key, r), SCAN_STEPS, lams[prev[key]][0] if key in prev else None)
+                prev[key] = (key, r)
     # 2. the neighbours of the best r, from its λ; 3. polish, best first, while time is left
     if values:
         key, r0 = max(values, key=values.get)
         for r in range(max(0, r0 - step + 1), min(n - 1, r0 + step)):
             if (key, r) not in values and time.perf_counter() < deadline:
-                evaluate((key, r), SCAN_STEPS, lams.get((key, r0)))
+                evaluate((key, r), SCAN_STEPS, lams[(key, r0)][0] if (key, r0) in lams else None)
     for cand in sorted(values, key=values.get, reverse=True):
         if time.perf_counter() >= deadline:
             break
