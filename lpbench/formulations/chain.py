@@ -9,14 +9,16 @@ requests and the order in which they complete, numbered from the end: e_m comple
 
 and for every three consecutive completions h = e_{r+1}, j = e_r, k = e_{r−1}, Lemmas 2 and 2' of
 :mod:`lpbench.formulations.completion` give δ_r >= w(h, j), δ_r + δ_{r−1} >= w(h, k) and
-2δ_r + δ_{r−1} >= T(h, j, k). The weight r of gap δ_r is split: 2r/3 to the triple in which it comes
-first and (r − 1)/3 of the next gap's weight to it where it comes second (all of gap δ_1's weight 1
-goes to its one triple); every share is at least its weight times w, so
+2δ_r + δ_{r−1} >= T(h, j, k). Each gap is the first gap of one such triple and the second of the next,
+and its weight is split between them: 2/3 to the first, 1/3 to the second (the last gap δ_1, in one
+triple only, gives it all of its weight 1; the first gap's third is dropped). Triple (e_{r+1}, e_r,
+e_{r−1}) thus carries (2r/3)·δ_r + ((r − 1)/3)·δ_{r−1} (δ_1 at weight 1 when r = 2), at least the same
+weights times w(h, j) and w(j, k) plus B(r, h, j, k)/3 >= 0, the integer minimum of the excess under its
+three rows. Summing, with the first gap at its w:
 
     Σ_{j∈U} (C_j − t0) >= chain_U(e) := m·c_{e_m} + Σ_{r=1}^{m−1} r·w(e_{r+1}, e_r) + Σ_{r=2}^{m−1} B(r, e_{r+1}, e_r, e_{r−1})/3
 
-with 3B(r, h, j, k) >= 0 the integer minimum of the triple's excess
-(:func:`~lpbench.formulations.completion.triple_bonus`). This is (L) of ``latency-astar`` at its root
+(3B: :func:`~lpbench.formulations.completion.triple_bonus`). This is (L) of ``latency-astar`` at its root
 (r there is c_l = m − l + 1), which minimises it over orders with a table over all subsets: 2^n·n²
 entries, so at most 16 requests.
 
@@ -243,6 +245,10 @@ class ChainBound(Formulation):
         return self
 
     def solve(self, profile, warm=None) -> SolveResult:
+        """Status "optimal" when every set U was searched until its ascent stalled, "time_limit" when the
+        limit cut the search short (the bound is valid either way; more time may raise it)."""
         t0 = time.perf_counter()
-        bound, which = chain_bound(self.inst, t0 + 0.95 * profile.time_limit)
-        return SolveResult("optimal", float(bound), float(bound), time.perf_counter() - t0, message=which)
+        deadline = t0 + 0.95 * profile.time_limit
+        bound, which = chain_bound(self.inst, deadline)
+        status = "time_limit" if time.perf_counter() >= deadline else "optimal"
+        return SolveResult(status, float(bound), float(bound), time.perf_counter() - t0, message=which)
