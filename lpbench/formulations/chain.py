@@ -165,7 +165,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     t0 = int(a.min())
     c = a - t0 + o
     w = separation(inst)
-    B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32)
+    # 3B <= 2c·δ1 + c·δ2 with c < n and δ1, δ2 <= 3M: int32 unless that could overflow
+    B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32 if 9 * n * M < 2 ** 31 else np.int64)
     best = (int(round(VolumeBound(inst).value())), "volume-bound (r = n)")
     left_out: dict = {}
 
