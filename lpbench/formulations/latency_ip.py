@@ -105,8 +105,8 @@ class LatencyIP(Formulation):
 
     #: share of the time limit for the certify step on larger instances where ``chain-bound`` runs (up to
     #: its ``max_requests``). At paper size the exact solve after the step rarely moves either side, and
-    #: the chain needs a few seconds to scan its sets U (jaillet-model1 draw 0, 53 requests: 9873 in 5 s,
-    #: against volume-bound's 8448); at 10 s the chain gets about 2 s
+    #: the chain needs a few seconds to scan its sets U (jaillet-model1 draw 0, 53 requests: 9595 in 2 s,
+    #: 10046 in 5 s, against volume-bound's 8448; docs/seed004-certification.md); at 10 s it gets about 2 s
     chain_share = 0.3
     #: the certify step runs ``chain-bound`` on instances of up to this many requests above
     #: ``astar_max_requests`` (at most ``ChainBound.max_requests``; 0 turns it off)
@@ -130,8 +130,8 @@ class LatencyIP(Formulation):
         :mod:`lpbench.formulations.completion`) after it. Lagrange gets a quarter of the step, at least
         ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before the portfolio; the
         chain gets the rest, or half of it when completion-cp follows. When the bound meets the incumbent,
-        the incumbent is proven optimal without solving the IP; otherwise it is the objective floor (c). The schedule, if any, beats the
-        incumbent; name says which method found it."""
+        the incumbent is proven optimal without solving the IP; otherwise it is the objective floor (c).
+        The schedule, if any, beats the incumbent; name says which method found it."""
         import time
 
         from ..solvers.base import SolverProfile
