@@ -158,7 +158,8 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
 
 
 def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, str]:
-    """(certified lower bound on total latency, which U gave it) by the search of the module docstring;
+    """(certified lower bound on total latency, which U gave it, or "volume-bound" where no chain beat it) by
+    the search of the module docstring;
     ``trace`` (a list) receives (order, r, steps, bound) for every evaluation."""
     a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
@@ -167,7 +168,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     w = separation(inst)
     # 3B <= 2c·δ1 + c·δ2 with c < n and δ1, δ2 <= 3M: int32 unless that could overflow
     B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32 if 9 * n * M < 2 ** 31 else np.int64)
-    best = (int(round(VolumeBound(inst).value())), "volume-bound (r = n)")
+    best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
     left_out: dict = {}
 
     def rest_bound(gone: np.ndarray) -> int:

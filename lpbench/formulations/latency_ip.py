@@ -156,7 +156,7 @@ class LatencyIP(Formulation):
             chain_end = time.perf_counter() + (left / 2 if inst.n <= cls.certify_max_requests else left)
             value, which = chain_bound(inst, chain_end)
             if value > found[0]:
-                found = (float(value), "chain-bound", which, None)
+                found = (float(value), "volume-bound" if which == "volume-bound" else "chain-bound", which, None)
             if found[0] >= incumbent:
                 return found
         left = deadline - time.perf_counter()
