@@ -159,8 +159,7 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
 
 def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, str]:
     """(certified lower bound on total latency, which U gave it, or "volume-bound" where no chain beat it) by
-    the search of the module docstring;
-    ``trace`` (a list) receives (order, r, steps, bound) for every evaluation."""
+    the search of the module docstring; ``trace`` (a list) receives (order, r, steps, bound) per evaluation."""
     a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
     t0 = int(a.min())
