@@ -111,3 +111,21 @@ def test_chain_bound_through_solve_and_its_size_limit():
     with pytest.raises(InputError, match="at most 80 requests"):
         solve_instance(big, "chain-bound", policies=["mc-sf"], time_limit=5)
 
+
+
+def test_certify_step_runs_the_chain_between_17_and_80_requests(monkeypatch):
+    """On a 24-request prefix the certify step of latency-ip calls chain-bound, and the reported bound is at
+    least its value (the step's bound is the solver's floor) and at most the best verified schedule."""
+    import lpbench.formulations.chain as chain_module
+
+    seen = []
+
+    def recording(inst, deadline, trace=None):
+        seen.append(chain_bound(inst, deadline, trace))
+        return seen[-1]
+
+    monkeypatch.setattr(chain_module, "chain_bound", recording)
+    inst = jaillet_prefix(0, 24)
+    rep = solve_instance(inst, "latency-ip", "highs", policies=["mc-sf"], time_limit=8)
+    assert len(seen) == 1 and seen[0][0] > VolumeBound(inst).value()
+    assert seen[0][0] <= rep["bound"] <= rep["best_known"]
