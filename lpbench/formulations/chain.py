@@ -87,19 +87,19 @@ class _QPath:
     def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray):
         self.m = m = len(c)
         self.c3, self.w3, self.B3 = 3 * c, 3 * w, B3
-        eye = np.eye(m, dtype=bool)
+        self.eye = eye = np.eye(m, dtype=bool)
         self.bad = eye[:, None, :] | eye[None, :, :] | eye[:, :, None]   # [j, k, l]: l ∈ {j, k} or j = k
+        self.w3f = self.w3.astype(np.float32)
         self.Bt = np.ascontiguousarray(np.where(self.bad[None], np.float32(np.inf),
                                                 B3.astype(np.float32)).transpose(0, 3, 1, 2))   # [r, l, j, k]
         self.buf = np.empty((m, m, m), dtype=np.float32)
 
     def value(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """(3·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence)."""
-        m = self.m
-        w3, lam3 = self.w3.astype(np.float32), (3 * lam).astype(np.float32)
+        m, w3, lam3 = self.m, self.w3f, (3 * lam).astype(np.float32)
         F = [None] * m
         F[1] = w3 + lam3[None, :]
-        F[1][np.eye(m, dtype=bool)] = np.inf
+        F[1][self.eye] = np.inf
         for r in range(2, m):
             np.add(self.Bt[r], F[r - 1].T[:, None, :], out=self.buf)    # [l, j, k]: B(r, j, k, l) + F_{r−1}(k, l)
             F[r] = r * w3 + lam3[None, :] + self.buf.min(axis=0)
@@ -121,7 +121,7 @@ class _QPath:
         lamq = np.round(3 * S * lam).astype(np.int64)
         w = S * self.w3.astype(np.int64)
         F = w + lamq[None, :]
-        F[np.eye(m, dtype=bool)] = EXACT_BIG
+        F[self.eye] = EXACT_BIG
         for r in range(2, m):
             X = np.where(self.bad, EXACT_BIG, S * self.B3[r].astype(np.int64) + F[None, :, :])
             F = np.minimum(r * w + lamq[None, :] + X.min(axis=2), EXACT_BIG)

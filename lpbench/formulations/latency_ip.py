@@ -113,12 +113,19 @@ class LatencyIP(Formulation):
     chain_max_requests = 80
 
     @classmethod
+    def runs_chain(cls, inst) -> bool:
+        """Whether the certify step runs ``chain-bound`` (above the A* search's size, within both limits)."""
+        from .chain import ChainBound
+
+        return cls.astar_max_requests < inst.n <= min(cls.chain_max_requests, ChainBound.max_requests)
+
+    @classmethod
     def certify_share(cls, inst) -> float | None:
         """This step's share of the time limit: ``astar_share`` where the A* search runs, ``chain_share``
         where ``chain-bound`` runs, else the default."""
         if inst.n <= cls.astar_max_requests:
             return cls.astar_share
-        return cls.chain_share if inst.n <= cls.chain_max_requests else None
+        return cls.chain_share if cls.runs_chain(inst) else None
 
     @classmethod
     def certify_bound(cls, inst, incumbent: float, schedule, profile, deadline: float):
@@ -135,7 +142,7 @@ class LatencyIP(Formulation):
         import time
 
         from ..solvers.base import SolverProfile
-        from .chain import ChainBound, chain_bound
+        from .chain import chain_bound
         from .completion import CompletionCP
         from .lagrange import LagrangeBound
 
@@ -151,7 +158,7 @@ class LatencyIP(Formulation):
         if search:
             portfolio = cls.search_portfolio(inst, incumbent, schedule, found[0], profile, deadline)
             return max(found, portfolio, key=lambda f: f[0])
-        if inst.n <= min(cls.chain_max_requests, ChainBound.max_requests):
+        if cls.runs_chain(inst):
             left = deadline - time.perf_counter()
             chain_end = time.perf_counter() + (left / 2 if inst.n <= cls.certify_max_requests else left)
             value, which = chain_bound(inst, chain_end)
