@@ -179,3 +179,14 @@ class Formulation:
     def warm_start(self, schedule) -> np.ndarray | None:
         """A solution vector from a schedule, or None if it lies outside the model's domain."""
         return None
+
+
+class ClosedForm(Formulation):
+    """A formulation that lpbench's own code computes in ``solve`` (a closed form, a subgradient search, an
+    exact search): nothing is built for a solver, so ``build`` records an empty model."""
+
+    closed_form: ClassVar[bool] = True
+
+    def build(self):
+        self.n_vars = self.n_rows = 0
+        return self

@@ -65,7 +65,7 @@ import numpy as np
 from ..errors import InputError
 from ..semantics import BATCH
 from ..solvers.base import SolveResult
-from .base import FORMULATIONS, Formulation
+from .base import FORMULATIONS, ClosedForm
 
 INF = float("inf")
 
@@ -124,11 +124,10 @@ def srpt_completions(release: np.ndarray, work: np.ndarray) -> np.ndarray:
 
 
 @FORMULATIONS.register("batch-bound")
-class BatchBound(Formulation):
+class BatchBound(ClosedForm):
     name = "batch-bound"
     models = (BATCH,)
     exact = False
-    closed_form = True
     summary = "batch model: isolated service time + SRPT single-server work bound (certified lower bound)"
 
     objective_metric = "total_latency"
@@ -137,10 +136,6 @@ class BatchBound(Formulation):
     def __init__(self, inst, incumbent_objective=None):
         super().__init__(inst, incumbent_objective)
         self.to_s, self.k = _cost_terms(inst.cost_model)
-
-    def build(self):
-        self.n_vars = self.n_rows = 0
-        return self
 
     # -- per-request quantities -------------------------------------------------------------------
     def _tokens(self):

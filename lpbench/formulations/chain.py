@@ -64,7 +64,7 @@ import numpy as np
 from ..semantics import SLOT
 from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
-from .base import FORMULATIONS, Formulation
+from .base import FORMULATIONS, ClosedForm
 from .completion import separation, triple_bonus
 from .volume import VolumeBound
 
@@ -229,21 +229,16 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
 
 
 @FORMULATIONS.register("chain-bound")
-class ChainBound(Formulation):
+class ChainBound(ClosedForm):
     name = "chain-bound"
     models = (SLOT,)
     exact = False
-    closed_form = True
     integral_objective = True
     summary = ("Lemmas 2 and 2' along the completion order by a Lagrangian q-path relaxation (ours; up to 80 "
                "requests, seconds at 50): lower bound")
     #: the table of triple bonuses has n^4 entries (330 MB at 80 requests)
     max_requests = 80
     scalable_alternative = "use --formulation volume-bound or lagrange-bound, which scale"
-
-    def build(self):
-        self.n_vars = self.n_rows = 0
-        return self
 
     def solve(self, profile, warm=None) -> SolveResult:
         """Status "optimal" when every set U was searched until its ascent stalled, "time_limit" when the

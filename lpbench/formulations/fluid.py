@@ -12,21 +12,20 @@ import time
 from ..fluid import equilibrium, linear_coefficients, require_types
 from ..semantics import BATCH
 from ..solvers.base import SolveResult
-from .base import FORMULATIONS, Formulation
+from .base import FORMULATIONS, ClosedForm
 
 
 @FORMULATIONS.register("fluid")
-class FluidEquilibrium(Formulation):
+class FluidEquilibrium(ClosedForm):
     name = "fluid"
     models = (BATCH,)
     exact = False
-    closed_form = True
     runs_policies = False  # a throughput bound: compare policies with `lpbench throughput`
     objective_metric = "throughput"
     summary = "seed 001 fluid equilibrium (8)-(10) and capacity-aware bound Θ_UB(C): throughput upper bound"
 
     def build(self):
-        self.n_vars = self.n_rows = 0
+        super().build()
         self.types = require_types(self.inst)
         self.d0, self.d1 = linear_coefficients(self.inst)
         self.eq = equilibrium(self.types, self.d0, self.d1, self.inst.memory)  # exit 2 when unstable

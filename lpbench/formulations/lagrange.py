@@ -37,7 +37,7 @@ import numpy as np
 
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
-from .base import FORMULATIONS, Formulation
+from .base import FORMULATIONS, ClosedForm
 from .volume import volumes
 
 TARGET_MARGIN = 0.05   # Polyak target: best L(λ) so far × (1 + margin)
@@ -177,19 +177,14 @@ def subgradient_bound(a, s, o, M: int, horizon: int, deadline: float | None = No
 
 
 @FORMULATIONS.register("lagrange-bound")
-class LagrangeBound(Formulation):
+class LagrangeBound(ClosedForm):
     name = "lagrange-bound"
     models = (SLOT,)
     exact = False
-    closed_form = True
     integral_objective = True
     summary = "Lagrangian dual of the memory rows (3) by subgradient ascent (= latency-lp's value, any size): lower bound"
     #: subgradient steps at most (the time limit may stop it first)
     iterations = 400
-
-    def build(self):
-        self.n_vars = self.n_rows = 0
-        return self
 
     def solve(self, profile, warm=None) -> SolveResult:
         t0 = time.perf_counter()

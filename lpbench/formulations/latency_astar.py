@@ -79,7 +79,7 @@ from ..errors import InputError
 from ..interrupt import REQUESTED
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
-from .base import FORMULATIONS, Formulation
+from .base import FORMULATIONS, ClosedForm
 from .completion import triple_bonus
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
@@ -363,22 +363,17 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
 
 
 @FORMULATIONS.register("latency-astar")
-class LatencyAStar(Formulation):
+class LatencyAStar(ClosedForm):
     name = "latency-astar"
     models = (SLOT,)
     exact = True
-    closed_form = True            # no external solver: the search above
-    engine = "astar"
+    engine = "astar"               # no external solver: the search above
     integral_objective = True
     summary = ("exact A* search over rounds, bounded by the completion-time lemmas (proves about 8-12 "
                "requests; stopped early: a certified lower bound)")
     search_incumbent = staticmethod(LatencyIP.search_incumbent)
     max_requests = MAX_REQUESTS   # refused above it (solve.check_applicable), before policies run
     scalable_alternative = LatencyIP.scalable_alternative
-
-    def build(self):
-        self.n_vars = self.n_rows = 0
-        return self
 
     def solve(self, profile, warm_schedule=None) -> SolveResult:
         inst = self.inst

@@ -42,7 +42,7 @@ import numpy as np
 
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
-from .base import FORMULATIONS, Formulation, LinearModel
+from .base import FORMULATIONS, ClosedForm, Formulation, LinearModel
 
 
 def volumes(inst) -> np.ndarray:
@@ -128,17 +128,12 @@ class VolumeLP(Formulation):
 
 
 @FORMULATIONS.register("volume-bound")
-class VolumeBound(Formulation):
+class VolumeBound(ClosedForm):
     name = "volume-bound"
     models = (SLOT,)
     exact = False
-    closed_form = True
     summary = "closed-form volume/order-statistic bound (Lemma 4.7 style, any window): lower bound"
     max_windows = 64
-
-    def build(self):
-        self.n_vars = self.n_rows = 0
-        return self
 
     def value(self) -> float:
         from .batch_bound import srpt_completions
