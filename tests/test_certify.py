@@ -112,6 +112,28 @@ def test_serial_sgs_schedules_verify_with_the_latency_they_claim(seed):
     assert verify(inst, schedule_from_starts(inst, best_start)).feasible
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_sgs_resumed_from_a_shared_prefix_equals_the_sgs_from_scratch(seed):
+    """The local search re-places only from the first position a move changes (slot_sgs._Placer.run);
+    the starts must be those of the full serial SGS of the new order."""
+    from lpbench.heuristics.slot_sgs import _Placer, eq3_ramps, serial_sgs
+
+    inst = random_slot(seed, n=14)
+    a = inst.arrival.astype(np.int64)
+    ramps = eq3_ramps(inst.prompt, inst.output)
+    rng = np.random.default_rng(seed)
+    placer = _Placer(a, ramps, int(inst.memory))
+    order = rng.permutation(inst.n)
+    start, placer.snapshots = placer.run(order)
+    assert np.array_equal(start, serial_sgs(a, ramps, inst.memory, order))
+    for _ in range(10):
+        first = int(rng.integers(inst.n))
+        cand = np.concatenate([order[:first], rng.permutation(order[first:])])
+        resumed, snaps = placer.run(cand, start, first)
+        assert np.array_equal(resumed, serial_sgs(a, ramps, inst.memory, cand))
+        order, start, placer.snapshots = cand, resumed, snaps
+
+
 def test_local_search_is_deterministic_and_beats_mcsf_on_a_draw():
     from lpbench.heuristics.slot_sgs import local_search
 

