@@ -14,9 +14,10 @@ Every schedule it returns is verified by the caller before use (``solve``).
 
 **Speed** (same results, iteration for iteration): a placement scans candidate starts in vectorised
 windows that double after each miss, and a move re-places only from the first position it changes,
-from the memory profile kept after each placement of the current order. 2.0-2.2x faster on
-jaillet draws 0, 20, 40 of both models (400 iterations, 53-57 requests: about 2.9 ms per iteration
-from 6.5 ms); at the 10 s limit the search, cut to a quarter of it, gets twice the iterations.
+from the memory profile kept after each placement of the current order. 2.0-2.3x faster than at
+178800d on jaillet draws 0, 20, 40 of both models (33-57 requests: 1.8-3.2 ms per iteration from
+3.7-6.8 ms; ``python benchmarks/bench_local_search.py``); at the 10 s limit the search, cut to a quarter
+of it, gets about twice the iterations.
 """
 from __future__ import annotations
 
