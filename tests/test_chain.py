@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.chain import _QPath, _ascent, chain_bound
+from lpbench.formulations.chain import _QPath, _ascent, chain_bound, search_table
 from lpbench.formulations.latency_astar import _Bounds
 from lpbench.formulations.volume import VolumeBound
 from lpbench.generators import jaillet
@@ -21,7 +21,8 @@ from test_latency_astar import chain_cost, random_bounds, random_instances, trip
 def qpath_of(b, c):
     """The q-path programme over all requests of ``b`` (a latency-astar _Bounds), first completions c."""
     w = np.array(b.w, dtype=np.int64)
-    return _QPath(np.asarray(c, dtype=np.int64), w, b.triple_bonus())
+    B3 = b.triple_bonus()
+    return _QPath(np.asarray(c, dtype=np.int64), w, B3, search_table(B3), np.arange(len(c)))
 
 
 def best_order(b, B, c):
@@ -45,6 +46,26 @@ def test_every_lambda_gives_at_most_the_best_order():
             assert 3 * num <= den * top
             approx, visits = q.value(np.round(3 * 4096 * lam) / (3 * 4096))
             assert abs(approx / 3 - num / den) < 1e-2 * max(1.0, abs(num / den)) and visits.sum() == n
+
+
+def test_a_subset_gathered_from_the_whole_table_is_the_subset_programme():
+    """chain_bound builds the tables once for all requests and gathers U's part: the same values, exact and
+    float, as the programme built on U's own table."""
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        n = int(rng.integers(6, 10))
+        b, s, o, M = random_bounds(rng, n, (8, 20), 4)
+        w, B3, o = np.array(b.w, dtype=np.int64), b.triple_bonus(), np.array(o, dtype=np.int64)
+        keep = np.sort(rng.choice(n, size=int(rng.integers(3, n)), replace=False))
+        m = len(keep)
+        own = B3[:m][np.ix_(np.arange(m), keep, keep, keep)]
+        sub = w[np.ix_(keep, keep)]
+        gathered = _QPath(o[keep], sub, B3, search_table(B3), keep)
+        alone = _QPath(o[keep], sub, own, search_table(own), np.arange(m))
+        for _ in range(3):
+            lam = rng.normal(0, 10, m).round(2)
+            assert gathered.exact(lam) == alone.exact(lam)
+            assert gathered.value(lam)[0] == alone.value(lam)[0]
 
 
 def test_ascent_reaches_the_best_order_on_small_sets():
@@ -107,13 +128,22 @@ def test_chain_bound_through_solve_and_its_size_limit():
     rep = solve_instance(inst, "chain-bound", policies=["mc-sf"], time_limit=5)
     assert rep["status"] == "optimal" and rep["bound"] <= 549 <= rep["best_known"]   # OPT = 549 (test_latency_astar)
     assert rep["bound"] > VolumeBound(inst).value()
-    big = parse_instance({"memory": 100, "requests": {"arrival": [0] * 81, "prompt": [1] * 81, "output": [2] * 81}})
-    with pytest.raises(InputError, match="at most 80 requests"):
+    big = parse_instance({"memory": 100, "requests": {"arrival": [0] * 111, "prompt": [1] * 111, "output": [2] * 111}})
+    with pytest.raises(InputError, match="at most 110 requests"):
         solve_instance(big, "chain-bound", policies=["mc-sf"], time_limit=5)
 
 
 
-def test_certify_step_runs_the_chain_between_17_and_80_requests(monkeypatch):
+def test_chain_bound_leaves_the_tables_unbuilt_when_they_would_not_be_ready_in_time():
+    """Above 80 requests the n^4 tables take seconds; with less time than their estimate the bound is
+    volume-bound's at once, within the deadline."""
+    inst = parse_instance(jaillet.instance("jaillet-model2", 0, 28))             # 102 requests
+    t = time.perf_counter()
+    assert chain_bound(inst, t + 0.5) == (int(round(VolumeBound(inst).value())), "volume-bound")
+    assert time.perf_counter() - t < 0.5
+
+
+def test_certify_step_runs_the_chain_between_17_and_110_requests(monkeypatch):
     """On a 24-request prefix the certify step of latency-ip calls chain-bound, and the reported bound is at
     least its value (the step's bound is the solver's floor) and at most the best verified schedule."""
     import lpbench.formulations.chain as chain_module

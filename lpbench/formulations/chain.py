@@ -54,6 +54,10 @@ n/SCAN_POINTS, from the largest down (U grows; a small U converges in few steps)
 (2) the r between the best one and its grid neighbours, from its λ;
 (3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, while time is left. Every
 value tried is a valid bound; the largest is reported.
+
+**Tables.** The triple bonuses of all n requests are built once (exact, in thirds, and a float32 copy laid
+out for the search), n⁴ entries each; each U gathers its part. When the estimated build time
+(``TABLE_SECONDS_PER_ENTRY``) exceeds the time left, no table is built and the bound is ``volume-bound``.
 """
 from __future__ import annotations
 
@@ -77,21 +81,36 @@ PATIENCE = 8             # steps without improvement before the step size shrink
 SHRINK = 0.5             # by this factor, from the best λ
 THETA_MIN = 2.0 ** -7    # stop when the step factor falls below this (the ascent has stalled)
 TARGET_MARGIN = 0.05
+#: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.0-1.9 s at 102 requests on the
+#: 2-core machine, up to 1.8e-8, with margin): the search is not started when they would not be ready in time
+TABLE_SECONDS_PER_ENTRY = 2.5e-8
+
+
+def search_table(B3: np.ndarray) -> np.ndarray:
+    """B3 (thirds, [r, j, k, l] over all requests) as the float32 table of the search, [r, l, j, k], +inf where
+    l ∈ {j, k} or j = k: each minimum over l is then a reduction over the first axis (twice as fast as over
+    the last). Built once per instance and gathered per set U."""
+    n = B3.shape[1]
+    eye = np.eye(n, dtype=bool)
+    bad = eye[:, None, :] | eye[None, :, :] | eye[:, :, None]
+    Bt = np.empty(B3.shape, dtype=np.float32)
+    for r in range(B3.shape[0]):
+        Bt[r] = np.where(bad, np.float32(np.inf), B3[r]).transpose(2, 0, 1)
+    return Bt
 
 
 class _QPath:
-    """The q-path programme of the module docstring for one set U, in thirds (c, w and B of U). The search
-    runs in float32 with B stored as [r, l, j, k], so that each minimum over l is a reduction over the
-    first axis (twice as fast as over the last)."""
+    """The q-path programme of the module docstring for one set U (``keep``, ascending), in thirds: c and w of
+    U, and the tables of all requests (``B3`` exact, ``Bt`` from :func:`search_table`), of which U's part is
+    gathered (the search's once, the exact one position by position)."""
 
-    def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray):
+    def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray):
         self.m = m = len(c)
-        self.c3, self.w3, self.B3 = 3 * c, 3 * w, B3
+        self.c3, self.w3, self.B3, self.keep = 3 * c, 3 * w, B3, keep
         self.eye = eye = np.eye(m, dtype=bool)
         self.bad = eye[:, None, :] | eye[None, :, :] | eye[:, :, None]   # [j, k, l]: l ∈ {j, k} or j = k
         self.w3f = self.w3.astype(np.float32)
-        self.Bt = np.ascontiguousarray(np.where(self.bad[None], np.float32(np.inf),
-                                                B3.astype(np.float32)).transpose(0, 3, 1, 2))   # [r, l, j, k]
+        self.Bt = np.ascontiguousarray(Bt[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]])
         self.buf = np.empty((m, m, m), dtype=np.float32)
 
     def value(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
@@ -117,13 +136,14 @@ class _QPath:
 
     def exact(self, lam: np.ndarray) -> tuple[int, int]:
         """L_U(λ') for λ' = λ rounded to a multiple of 1/(3·LAMBDA_SCALE), exactly: (numerator, denominator)."""
-        m, S = self.m, LAMBDA_SCALE
+        m, S, keep = self.m, LAMBDA_SCALE, self.keep
         lamq = np.round(3 * S * lam).astype(np.int64)
         w = S * self.w3.astype(np.int64)
         F = w + lamq[None, :]
         F[self.eye] = EXACT_BIG
         for r in range(2, m):
-            X = np.where(self.bad, EXACT_BIG, S * self.B3[r].astype(np.int64) + F[None, :, :])
+            B3r = self.B3[r][np.ix_(keep, keep, keep)].astype(np.int64)
+            X = np.where(self.bad, EXACT_BIG, S * B3r + F[None, :, :])
             F = np.minimum(r * w + lamq[None, :] + X.min(axis=2), EXACT_BIG)
         V = (m * S * self.c3 + lamq)[:, None] + F
         return int(V.min()) - int(lamq.sum()), 3 * S
@@ -165,9 +185,12 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     t0 = int(a.min())
     c = a - t0 + o
     w = separation(inst)
+    best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
+    if n ** 4 * TABLE_SECONDS_PER_ENTRY > deadline - time.perf_counter():
+        return best                                # the tables would not be ready in time: no chain at all
     # 3B <= 2c·δ1 + c·δ2 with c < n and δ1, δ2 <= 3M: int32 unless that could overflow
     B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32 if 9 * n * M < 2 ** 31 else np.int64)
-    best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
+    Bt = search_table(B3)
     left_out: dict = {}
 
     def rest_bound(gone: np.ndarray) -> int:
@@ -189,7 +212,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if m <= 1:
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
-            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3[:m][:, keep][:, :, keep][:, :, :, keep])
+            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, keep)
             lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
             if theta == 0:
                 return                                          # stalled before: nothing more to gain
@@ -234,10 +257,11 @@ class ChainBound(ClosedForm):
     models = (SLOT,)
     exact = False
     integral_objective = True
-    summary = ("Lemmas 2 and 2' along the completion order by a Lagrangian q-path relaxation (ours; up to 80 "
+    summary = ("Lemmas 2 and 2' along the completion order by a Lagrangian q-path relaxation (ours; up to 110 "
                "requests, seconds at 50): lower bound")
-    #: the table of triple bonuses has n^4 entries (330 MB at 80 requests)
-    max_requests = 80
+    #: the two tables of triple bonuses (exact and search) have n^4 entries each, 4 bytes (1.2 GB at 110
+    #: requests); 110 covers every jaillet-model2 draw of seed 0 (at most 102 of 200 draws)
+    max_requests = 110
     scalable_alternative = "use --formulation volume-bound or lagrange-bound, which scale"
 
     def solve(self, profile, warm=None) -> SolveResult:

@@ -104,10 +104,13 @@ def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, 
     w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
     d1 = np.maximum(np.stack([w1, (T - w2) // 2, (T - w2 + 1) // 2, whk - w2, T - whk]), w1)
     d2 = np.maximum.reduce([np.broadcast_to(w2, d1.shape), T - 2 * d1, whk - d1])
+    D1, D2 = d1 - w1, d2 - w2                      # the excess of each candidate over (w(h, j), w(j, k))
     B = np.zeros((max(top, 2), n, n, n), dtype=dtype)
-    for c in range(2, top):
-        a3, b3 = 2 * c, (c - 1 if c > 2 else 3)
-        B[c] = (a3 * d1 + b3 * d2).min(axis=0) - a3 * w1 - b3 * w2
+    if top > 2:
+        B[2] = (4 * D1 + 3 * D2).min(axis=0)
+    P, Q = (2 * D1 + D2).astype(dtype), D2.astype(dtype)   # c > 2: 2c·D1 + (c − 1)·D2 = c·P − Q
+    for c in range(3, top):
+        np.min(c * P - Q, axis=0, out=B[c])
     return B
 
 

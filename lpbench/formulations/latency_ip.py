@@ -110,7 +110,7 @@ class LatencyIP(Formulation):
     chain_share = 0.3
     #: the certify step runs ``chain-bound`` on instances of up to this many requests above
     #: ``astar_max_requests`` (at most ``ChainBound.max_requests``; 0 turns it off)
-    chain_max_requests = 80
+    chain_max_requests = 110
 
     @classmethod
     def runs_chain(cls, inst) -> bool:
