@@ -45,8 +45,15 @@ ap.add_argument("--no-relaxation", action="store_true",
 ap.add_argument("--astar-max-requests", type=int,
                 help="run the certify step's search portfolio on up to this many requests (default: "
                      "LatencyIP.astar_max_requests); above it, completion-cp runs instead")
+ap.add_argument("--chain-share", type=float,
+                help="share of the time limit for the certify step where chain-bound runs (default: "
+                     "LatencyIP.chain_share)")
 ap.add_argument("--json", help="write one row per draw to this JSON file")
 args = ap.parse_args()
+if args.chain_share is not None:
+    from lpbench.formulations.latency_ip import LatencyIP
+
+    LatencyIP.chain_share = args.chain_share
 if args.no_relaxation or args.astar_max_requests is not None:
     from lpbench.formulations.latency_ip import LatencyIP
 
@@ -79,6 +86,8 @@ for model, n, k in ((m, n, k) for m in args.models.split(",") for n in ladder
     row = {"model": model, "k": k, "n": inst.n, "prefix": n, "bound_source": rep["bound_source"], "M": inst.memory,
            "status": rep["status"], "ub": ub, "lb": lb,
            "gap": (ub - lb) / ub, "proven": proven, "mcsf": mcsf, "mcsf_beaten": ub < mcsf,
+           "ub_source": rep["objective_source"],
+           "search_ub": (rep.get("incumbent_search") or {}).get("objective"),   # the local search's schedule
            "seconds": time.perf_counter() - t0}
     rows.append(row)
     print(f"{model} k={k:3d} n={inst.n:2d} M={inst.memory:2d} {rep['status']:<10} UB {ub:8.0f} LB {lb:8.0f} "

@@ -7,7 +7,7 @@
 Reads the per-draw rows that ``bench_certify.py --json`` writes and rebuilds each instance (draw k of
 ``--seed``, the first ``prefix`` requests). Where the row is proven, OPT is known, and the script prints
 per (model, n) how far the closed-form ``volume-bound`` (the bound that decides at paper size) sits below
-OPT, and ``chain-bound`` (``--chain-seconds`` each, up to 80 requests; the bound that decides at paper size
+OPT, and ``chain-bound`` (``--chain-seconds`` each, up to 110 requests; the bound that decides at paper size
 since it exists), and how far the incumbent local search (``lpbench.heuristics.slot_sgs.local_search``,
 2,000 iterations, seed 0) and MC-SF sit above it. Where the row is not proven it prints the ratios to UB.
 
