@@ -78,11 +78,16 @@ from .latency_ip import LatencyIP, canonical_starts, identical_groups, starts_fr
 from .volume import VolumeBound, volumes
 
 
-def separation(inst) -> np.ndarray:
-    """w[h, j] of Lemma 2: the least C_j − C_h when h completes no later than j."""
-    s, o, M = inst.prompt.astype(np.int64), inst.output.astype(np.int64), int(inst.memory)
+def pair_separation(s: np.ndarray, o: np.ndarray, M: int) -> np.ndarray:
+    """w[h, j] of Lemma 2 for prompts s and outputs o: the least C_j − C_h when h completes no later than j."""
+    s, o = np.asarray(s, dtype=np.int64), np.asarray(o, dtype=np.int64)
     p = s + o
     return np.minimum(o[None, :], np.maximum(0, p[:, None] + p[None, :] - M))
+
+
+def separation(inst) -> np.ndarray:
+    """w[h, j] of Lemma 2 for the requests of ``inst`` (:func:`pair_separation`)."""
+    return pair_separation(inst.prompt, inst.output, int(inst.memory))
 
 
 def triple_separation(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int) -> np.ndarray:

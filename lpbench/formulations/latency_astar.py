@@ -80,7 +80,7 @@ from ..interrupt import REQUESTED
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
-from .completion import triple_bonus
+from .completion import pair_separation, triple_bonus
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
 #: the chain table G has 2^n·n² entries (65,536 × 256 at 16), and the moves of one round are the
@@ -113,7 +113,7 @@ class _Bounds:
         self.p = [s[i] + o[i] for i in range(n)]
         self.vol = [s[i] * o[i] + o[i] * (o[i] + 1) // 2 for i in range(n)]
         self.span = sum(o) + max(o) + 2   # offsets x searched (a bound beyond them reads span + 1: still valid)
-        self.w = [[min(o[j], max(0, self.p[h] + self.p[j] - M)) for j in range(n)] for h in range(n)]
+        self.w = pair_separation(s, o, M).tolist()     # Lemma 2, as lists: the search indexes it per state
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
         # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 67 MB at n = 16)

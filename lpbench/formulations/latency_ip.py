@@ -104,10 +104,13 @@ class LatencyIP(Formulation):
     astar_share = 0.7
 
     #: share of the time limit for the certify step on larger instances where ``chain-bound`` runs (up to
-    #: its ``max_requests``). At paper size the exact solve after the step rarely moves either side, and
-    #: the chain needs a few seconds to scan its sets U (jaillet-model1 draw 0, 53 requests: 9595 in 2 s,
-    #: 10046 in 5 s, against volume-bound's 8448; docs/seed004-certification.md); at 10 s it gets about 2 s
-    chain_share = 0.3
+    #: its ``max_requests``). At paper size the exact solve after the step rarely moves either side (on
+    #: 100 draws at 10 s it improved the local search's schedule on 10, with 15 % of the limit), and the
+    #: chain needs a few seconds to scan its sets U (jaillet-model1 draw 0, 53 requests: 9595 in 2 s,
+    #: 10046 in 5 s, against volume-bound's 8448; docs/seed004-certification.md). 0.6 against 0.3 on
+    #: those 100 draws at 10 s (``bench_certify.py --count 50 --stride 4 --time-limit 10 --chain-share``):
+    #: median gap 15.8 → 14.9 % (Model 1) and 19.8 → 18.8 % (Model 2), worst 34.1 → 29.0 % (Model 2)
+    chain_share = 0.6
     #: the certify step runs ``chain-bound`` on instances of up to this many requests above
     #: ``astar_max_requests`` (at most ``ChainBound.max_requests``; 0 turns it off)
     chain_max_requests = 110
