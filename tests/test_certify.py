@@ -113,16 +113,21 @@ def test_serial_sgs_schedules_verify_with_the_latency_they_claim(seed):
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_sgs_resumed_from_a_shared_prefix_equals_the_sgs_from_scratch(seed):
-    """The local search re-places only from the first position a move changes (slot_sgs._Placer.run);
-    the starts must be those of the full serial SGS of the new order."""
+@pytest.mark.parametrize("fewer", [1, 5])
+def test_sgs_resumed_from_a_shared_prefix_equals_the_sgs_from_scratch(seed, fewer, monkeypatch):
+    """The local search re-places only from the first position a move changes (slot_sgs._Placer.run), or,
+    with a memory budget for a fifth of the profiles, from the last one kept before it; the starts must
+    be those of the full serial SGS of the new order."""
+    import lpbench.heuristics.slot_sgs as sgs
     from lpbench.heuristics.slot_sgs import _Placer, eq3_ramps, serial_sgs
 
     inst = random_slot(seed, n=14)
     a = inst.arrival.astype(np.int64)
     ramps = eq3_ramps(inst.prompt, inst.output)
     rng = np.random.default_rng(seed)
+    monkeypatch.setattr(sgs, "SNAPSHOT_BYTES", 8 * (inst.n + 1) * _Placer(a, ramps, 1).size // fewer)
     placer = _Placer(a, ramps, int(inst.memory))
+    assert placer.stride == fewer
     order = rng.permutation(inst.n)
     start, placer.snapshots = placer.run(order)
     assert np.array_equal(start, serial_sgs(a, ramps, inst.memory, order))

@@ -14,7 +14,8 @@ Every schedule it returns is verified by the caller before use (``solve``).
 
 **Speed** (same results, iteration for iteration): a placement scans candidate starts in vectorised
 windows that double after each miss, and a move re-places only from the first position it changes,
-from the memory profile kept after each placement of the current order. 2.0-2.3x faster than at
+from the memory profile kept after each placement of the current order (after every few, when the
+profiles of a long horizon would exceed ``SNAPSHOT_BYTES``). 2.0-2.3x faster than at
 178800d on jaillet draws 0, 20, 40 of both models (33-57 requests: 1.8-3.2 ms per iteration from
 3.7-6.8 ms; ``python benchmarks/bench_local_search.py``); at the 10 s limit the search, cut to a quarter
 of it, gets about twice the iterations.
@@ -36,15 +37,22 @@ def eq3_ramps(s: np.ndarray, o: np.ndarray) -> list[np.ndarray]:
     return [int(si) + np.arange(1, int(oi) + 1, dtype=np.int64) for si, oi in zip(s, o)]
 
 
+#: the memory profiles the local search keeps (one per ``stride`` positions of the order) take at most this
+#: many bytes; a long horizon keeps fewer, and a move re-places from the last one before it changes
+SNAPSHOT_BYTES = 64 << 20
+
+
 class _Placer:
-    """Serial SGS on fixed footprints, able to resume from any position of an order: it keeps the memory
-    profile after each placement of the last order it placed in full (``snapshots[p]``: after order[:p])."""
+    """Serial SGS on fixed footprints, able to resume from a position of an order: it keeps the memory
+    profile after every ``stride``-th placement of the last order it placed in full (``snapshots[q]``: after
+    order[:q·stride]), ``stride`` as small as ``SNAPSHOT_BYTES`` allows."""
 
     def __init__(self, a: np.ndarray, ramps: list[np.ndarray], M: int):
         self.a, self.ramps, self.M = a, ramps, M
         self.dur = np.array([len(r) for r in ramps], dtype=np.int64)
         T = int(a.max() + self.dur.sum()) + 2    # latency-ip's serial horizon (a): every placement fits by then
         self.size = T + int(self.dur.max()) + CHUNK + 2
+        self.stride = max(1, -(-(len(a) + 1) * self.size * 8 // SNAPSHOT_BYTES))
         self.snapshots: np.ndarray | None = None
 
     def place(self, i: int, mem: np.ndarray) -> int:
@@ -63,19 +71,22 @@ class _Placer:
 
     def run(self, order: np.ndarray, start: np.ndarray | None = None, first: int = 0):
         """(starts, snapshots) of the SGS in ``order``; with ``start`` (the starts of the last full order) and
-        ``first``, order[:first] must equal that order's prefix, whose placements are reused."""
-        n = len(order)
-        snaps = np.empty((n + 1, self.size), dtype=np.int64)
-        if first == 0:
+        ``first``, order[:first] must equal that order's prefix, whose placements are reused up to the last
+        snapshot at or before ``first``."""
+        n, stride = len(order), self.stride
+        snaps = np.empty((n // stride + 1, self.size), dtype=np.int64)
+        q = first // stride
+        if q == 0:
             snaps[0] = 0
             start = np.zeros(n, dtype=np.int64)
         else:
-            snaps[:first + 1] = self.snapshots[:first + 1]
+            snaps[:q + 1] = self.snapshots[:q + 1]
             start = start.copy()
-        mem = snaps[first].copy()
-        for p in range(first, n):
+        mem = snaps[q].copy()
+        for p in range(q * stride, n):
             start[order[p]] = self.place(order[p], mem)
-            snaps[p + 1] = mem
+            if (p + 1) % stride == 0:
+                snaps[(p + 1) // stride] = mem
         return start, snaps
 
 
