@@ -86,13 +86,17 @@ TARGET_MARGIN = 0.05
 TABLE_SECONDS_PER_ENTRY = 2.5e-8
 
 
+def repeats(m: int) -> np.ndarray:
+    """[j, k, l] over m requests: True where l ∈ {j, k} or j = k (a request twice among three consecutive)."""
+    eye = np.eye(m, dtype=bool)
+    return eye[:, None, :] | eye[None, :, :] | eye[:, :, None]
+
+
 def search_table(B3: np.ndarray) -> np.ndarray:
     """B3 (thirds, [r, j, k, l] over all requests) as the float32 table of the search, [r, l, j, k], +inf where
     l ∈ {j, k} or j = k: each minimum over l is then a reduction over the first axis (twice as fast as over
     the last). Built once per instance and gathered per set U."""
-    n = B3.shape[1]
-    eye = np.eye(n, dtype=bool)
-    bad = eye[:, None, :] | eye[None, :, :] | eye[:, :, None]
+    bad = repeats(B3.shape[1])
     Bt = np.empty(B3.shape, dtype=np.float32)
     for r in range(B3.shape[0]):
         Bt[r] = np.where(bad, np.float32(np.inf), B3[r]).transpose(2, 0, 1)
@@ -107,8 +111,8 @@ class _QPath:
     def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray):
         self.m = m = len(c)
         self.c3, self.w3, self.B3, self.keep = 3 * c, 3 * w, B3, keep
-        self.eye = eye = np.eye(m, dtype=bool)
-        self.bad = eye[:, None, :] | eye[None, :, :] | eye[:, :, None]   # [j, k, l]: l ∈ {j, k} or j = k
+        self.eye = np.eye(m, dtype=bool)
+        self.bad = repeats(m)
         self.w3f = self.w3.astype(np.float32)
         self.Bt = np.ascontiguousarray(Bt[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]])
         self.buf = np.empty((m, m, m), dtype=np.float32)
