@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 
+from lpbench.formulations.latency_ip import LatencyIP
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
@@ -51,12 +52,8 @@ ap.add_argument("--chain-share", type=float,
 ap.add_argument("--json", help="write one row per draw to this JSON file")
 args = ap.parse_args()
 if args.chain_share is not None:
-    from lpbench.formulations.latency_ip import LatencyIP
-
     LatencyIP.chain_share = args.chain_share
 if args.no_relaxation or args.astar_max_requests is not None:
-    from lpbench.formulations.latency_ip import LatencyIP
-
     LatencyIP.astar_max_requests = 0 if args.no_relaxation else args.astar_max_requests
     if args.no_relaxation:
         LatencyIP.certify_max_requests = LatencyIP.chain_max_requests = 0
