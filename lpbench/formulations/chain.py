@@ -81,8 +81,9 @@ PATIENCE = 8             # steps without improvement before the step size shrink
 SHRINK = 0.5             # by this factor, from the best λ
 THETA_MIN = 2.0 ** -7    # stop when the step factor falls below this (the ascent has stalled)
 TARGET_MARGIN = 0.05
-#: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.0-1.9 s at 102 requests on the
-#: 2-core machine, up to 1.8e-8, with margin): the search is not started when they would not be ready in time
+#: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
+#: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8, with margin): the search is not started
+#: when they would not be ready in time
 TABLE_SECONDS_PER_ENTRY = 2.5e-8
 
 
