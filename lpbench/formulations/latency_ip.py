@@ -114,6 +114,10 @@ class LatencyIP(Formulation):
     #: the certify step runs ``chain-bound`` on instances of up to this many requests above
     #: ``astar_max_requests`` (at most ``ChainBound.max_requests``; 0 turns it off)
     chain_max_requests = 110
+    #: above ``certify_max_requests`` requests, when the chain's part of the step has at least this many
+    #: seconds, ``volume-chain-bound`` gets the second half of it (it needs 10-20 s at paper size to stall:
+    #: 17.6 s and 229 evaluations on jaillet-model1 draw 0; below about 40 requests the chain is stronger)
+    volume_chain_min_seconds = 20.0
 
     @classmethod
     def runs_chain(cls, inst) -> bool:
@@ -137,9 +141,11 @@ class LatencyIP(Formulation):
         :meth:`search_portfolio`; above that ``chain-bound`` (Lemmas 2 and 2' along the completion order,
         :mod:`lpbench.formulations.chain`) up to ``chain_max_requests``, and on up to
         ``certify_max_requests`` requests the ``completion-cp`` relaxation (Lemmas 2-3 of
-        :mod:`lpbench.formulations.completion`) after it. Lagrange gets a quarter of the step, at least
+        :mod:`lpbench.formulations.completion`) after it, above that ``volume-chain-bound`` (Lemma 2 and
+        Lemma 3's volume along one completion order, :mod:`lpbench.formulations.volume_chain`) after it
+        when the chain's part is at least ``volume_chain_min_seconds``. Lagrange gets a quarter of the step, at least
         ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before the portfolio; the
-        chain gets the rest, or half of it when completion-cp follows. When the bound meets the incumbent,
+        chain gets the rest, or half of it when completion-cp or volume-chain-bound follows. When the bound meets the incumbent,
         the incumbent is proven optimal without solving the IP; otherwise it is the objective floor (c).
         The schedule, if any, beats the incumbent; name says which method found it."""
         import time
@@ -147,6 +153,7 @@ class LatencyIP(Formulation):
         from ..solvers.base import SolverProfile
         from .chain import chain_bound
         from .completion import CompletionCP
+        from .volume_chain import volume_chain_bound
         from .lagrange import LagrangeBound
 
         left = deadline - time.perf_counter()
@@ -163,12 +170,20 @@ class LatencyIP(Formulation):
             return max(found, portfolio, key=lambda f: f[0])
         if cls.runs_chain(inst):
             left = deadline - time.perf_counter()
-            chain_end = time.perf_counter() + (left / 2 if inst.n <= cls.certify_max_requests else left)
+            both = inst.n > cls.certify_max_requests and left >= cls.volume_chain_min_seconds
+            chain_end = time.perf_counter() + (left / 2 if inst.n <= cls.certify_max_requests or both else left)
             value, which = chain_bound(inst, chain_end)
             if value > found[0]:
                 found = (float(value), "volume-bound" if which == "volume-bound" else "chain-bound", which, None)
             if found[0] >= incumbent:
                 return found
+            if both:
+                value, which = volume_chain_bound(inst, deadline, target=incumbent)
+                if value > found[0]:
+                    found = (float(value), "volume-bound" if which == "volume-bound" else "volume-chain-bound",
+                             which, None)
+                if found[0] >= incumbent:
+                    return found
         left = deadline - time.perf_counter()
         if inst.n <= cls.certify_max_requests and left >= 1.0:
             relax = CompletionCP(inst, incumbent_objective=incumbent)
