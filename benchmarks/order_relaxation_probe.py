@@ -1,0 +1,146 @@
+"""How much would a bound gain if it saw memory volume *along* the completion order? (issue 12; a probe, not a bound)
+
+For a fixed completion order e (e_1 first), every schedule completing in that order has gaps
+δ_l = C_(l) − C_(l−1) (δ_1 = C_(1) − t0, t0 = min a) with total latency Σ_l (n − l + 1)·δ_l − Σ (a_j − t0), and:
+
+* floors: Σ_{i<=l} δ_i >= a_{e_l} − t0 + o_{e_l};
+* the chain rows of ``chain-bound`` (Lemmas 2, 2′ of ``completion.py``) between consecutive completions:
+  δ_l >= w(e_{l−1}, e_l), δ_{l−1} + δ_l >= w(e_{l−2}, e_l), 2δ_{l−1} + δ_l >= T(e_{l−2}, e_{l−1}, e_l);
+* the volume rows (Lemma 3 along the order): the first k completions hold their whole volume in (t0, C_(k)], and
+  the stretch (C_(l−1), C_(l)] holds at most φ(δ_l) = Σ_{d<δ_l} max(M − d, 0) memory-rounds, so
+  Σ_{l<=k} vol_{e_l} <= Σ_{l<=k} φ(δ_l) for every k (φ concave: its tangents in the LP).
+
+LP_e is the least total latency under these rows (δ continuous), so min over e of LP_e <= OPT. This script
+computes LP_e for the order of the best schedule the local search finds, then searches orders (swap and
+insert moves, first improvement) for a low LP_e. The minimum it finds is an *estimate from above* of the
+relaxation's value, not a bound: it says how much a certified minimum over orders could add to
+``chain-bound``, which has the chain rows but no volume rows (and minimises over orders by a Lagrangian
+q-path relaxation). Scratch attempts to certify the minimum by the same q-path relaxation with the volume
+rows priced (Lagrangian multipliers) are recorded in docs/seed004-certification.md.
+
+    python benchmarks/order_relaxation_probe.py --draws jaillet-model1:0,jaillet-model1:20 --seconds 60
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import coo_matrix
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lpbench.formulations.chain import chain_bound  # noqa: E402
+from lpbench.formulations.completion import pair_separation, triple_separation  # noqa: E402
+from lpbench.generators import jaillet  # noqa: E402
+from lpbench.heuristics.slot_sgs import local_search  # noqa: E402
+from lpbench.instance import parse_instance  # noqa: E402
+
+
+class OrderLP:
+    """LP_e of the module docstring for any order e of one instance (variables δ_1..δ_n, y_1..y_n)."""
+
+    def __init__(self, inst):
+        self.a, self.s, self.o = (np.asarray(v, dtype=np.int64) for v in (inst.arrival, inst.prompt, inst.output))
+        self.n, self.M = n, M = len(self.s), int(inst.memory)
+        self.t0 = int(self.a.min())
+        self.c = self.a - self.t0 + self.o
+        self.w = pair_separation(self.s, self.o, M).astype(np.int64)
+        self.T = triple_separation(self.s + self.o, self.o, self.w, M).astype(np.int64)
+        self.vol = self.s * self.o + self.o * (self.o + 1) // 2
+        self.cost = np.concatenate([np.arange(n, 0, -1, dtype=np.float64), np.zeros(n)])
+        g = np.arange(M + 1)
+        self.tangent_rhs = (M - g) * g - (M * g - g * (g - 1) / 2)   # (M − g)·δ − y >= (M − g)·g − φ(g)
+        self.g = g
+
+    def value(self, e: np.ndarray, volume: bool = True) -> float:
+        n, M = self.n, self.M
+        rows, cols, vals, rhs = [], [], [], []
+        r = 0
+
+        def row(idx, coef, b):   # Σ coef·x >= b, stored as −Σ coef·x <= −b
+            nonlocal r
+            rows.extend([r] * len(idx)); cols.extend(idx); vals.extend(-np.asarray(coef, dtype=np.float64))
+            rhs.append(-b)
+            r += 1
+
+        for l in range(n):                                             # floors
+            row(list(range(l + 1)), [1] * (l + 1), self.c[e[l]])
+        for l in range(1, n):                                          # chain rows
+            row([l], [1], self.w[e[l - 1], e[l]])
+            if l >= 2:
+                row([l - 1, l], [1, 1], self.w[e[l - 2], e[l]])
+                row([l - 1, l], [2, 1], self.T[e[l - 2], e[l - 1], e[l]])
+        if volume:
+            for l in range(n):                                         # y_l <= φ(δ_l), by tangents
+                for g in self.g:
+                    row([l, n + l], [M - g, -1], self.tangent_rhs[g])
+            cum = np.cumsum(self.vol[e])
+            for k in range(n):                                         # Σ_{l<=k} y_l >= Σ_{l<=k} vol
+                row(list(range(n, n + k + 1)), [1] * (k + 1), cum[k])
+        A = coo_matrix((vals, (rows, cols)), shape=(r, 2 * n)).tocsr()
+        bounds = [(0, None)] * n + [(None, None) if volume else (0, 0)] * n
+        res = linprog(self.cost, A_ub=A, b_ub=np.array(rhs, dtype=np.float64), bounds=bounds, method="highs")
+        if res.status != 0:
+            raise RuntimeError(f"LP_e: {res.message}")
+        return float(res.fun) - float((self.a - self.t0).sum())
+
+
+def search_orders(lp: OrderLP, starts: list[np.ndarray], seconds: float, seed: int,
+                  volume: bool = True) -> tuple[float, np.ndarray, int]:
+    """First-improvement search over orders (a random swap or insertion per step) for a low LP_e."""
+    rng = np.random.default_rng(seed)
+    scored = [(lp.value(e, volume), e) for e in starts]
+    best, best_e = min(scored, key=lambda x: x[0])
+    steps, deadline = 0, time.perf_counter() + seconds
+    n = lp.n
+    while time.perf_counter() < deadline:
+        e = best_e.copy()
+        i, j = rng.integers(n, size=2)
+        if rng.random() < 0.5:
+            e[i], e[j] = e[j], e[i]
+        else:
+            e = np.insert(np.delete(e, i), j, best_e[i])
+        v = lp.value(e, volume)
+        steps += 1
+        if v < best - 1e-9:
+            best, best_e = v, e
+    return best, best_e, steps
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--draws", default="jaillet-model1:0,jaillet-model1:20,jaillet-model2:0",
+                    help="model:k of seed 0, comma-separated")
+    ap.add_argument("--seconds", type=float, default=120.0,
+                    help="order search per draw (half without, half with the volume rows)")
+    ap.add_argument("--chain-seconds", type=float, default=10.0, help="chain-bound per draw")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    print("| draw | n | best schedule UB | chain-bound (/ UB) | LP_e on the UB's order: chain rows / + volume rows | "
+          "least LP_e found: chain rows (/ UB) | least LP_e found: + volume rows (/ UB) |")
+    print("|---|---|---|---|---|---|---|")
+    for item in args.draws.split(","):
+        model, k = item.split(":")
+        inst = parse_instance(jaillet.instance(model, 0, int(k)))
+        lp = OrderLP(inst)
+        starts = np.asarray(local_search(inst, iterations=2000, seed=args.seed)[0], dtype=np.int64)
+        done = starts + lp.o
+        ub = int((done - lp.a).sum())
+        e_best = np.argsort(done, kind="stable")
+        chain, _ = chain_bound(inst, time.perf_counter() + args.chain_seconds)
+        on_best = (lp.value(e_best, volume=False), lp.value(e_best))
+        by_volume = np.argsort(lp.vol, kind="stable")
+        rows_only, _, steps0 = search_orders(lp, [e_best, by_volume], args.seconds / 2, args.seed, volume=False)
+        least, _, steps1 = search_orders(lp, [e_best, by_volume], args.seconds / 2, args.seed)
+        print(f"| {model} k = {k} | {lp.n} | {ub:,} | {chain:,} ({chain / ub:.3f}) | {on_best[0]:,.0f} / "
+              f"{on_best[1]:,.0f} | {rows_only:,.0f} ({rows_only / ub:.3f}; {steps0:,} steps) | "
+              f"{least:,.0f} ({least / ub:.3f}; {steps1:,} steps) |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
