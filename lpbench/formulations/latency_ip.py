@@ -143,18 +143,19 @@ class LatencyIP(Formulation):
         ``certify_max_requests`` requests the ``completion-cp`` relaxation (Lemmas 2-3 of
         :mod:`lpbench.formulations.completion`) after it, above that ``volume-chain-bound`` (Lemma 2 and
         Lemma 3's volume along one completion order, :mod:`lpbench.formulations.volume_chain`) after it
-        when the chain's part is at least ``volume_chain_min_seconds``. Lagrange gets a quarter of the step, at least
-        ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before the portfolio; the
-        chain gets the rest, or half of it when completion-cp or volume-chain-bound follows. When the bound meets the incumbent,
-        the incumbent is proven optimal without solving the IP; otherwise it is the objective floor (c).
-        The schedule, if any, beats the incumbent; name says which method found it."""
+        when the chain's part is at least ``volume_chain_min_seconds``. Lagrange gets a quarter of the
+        step, at least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before the
+        portfolio; the chain gets the rest, or half of it when completion-cp or volume-chain-bound follows.
+        When the bound meets the incumbent, the incumbent is proven optimal without solving the IP;
+        otherwise it is the objective floor (c). The schedule, if any, beats the incumbent; name says which
+        method found it."""
         import time
 
         from ..solvers.base import SolverProfile
         from .chain import chain_bound
         from .completion import CompletionCP
-        from .volume_chain import volume_chain_bound
         from .lagrange import LagrangeBound
+        from .volume_chain import volume_chain_bound
 
         left = deadline - time.perf_counter()
         if left < 0.2:

@@ -91,6 +91,7 @@ class MergedChain:
         self.W = np.arange(self.n, 0, -1, dtype=np.int64)                     # W_l, position l = index + 1
 
     def units(self) -> float:
+        """The work of one evaluation in the units of ``SECONDS_PER_UNIT``."""
         return self.m * max(self.nD, 1) ** 2 / 2 * self.m ** 2 + self.n * self.nD * self.X
 
     def blocks(self, nu_i: np.ndarray):
