@@ -26,3 +26,15 @@ def write_json(tmp_path):
         return str(p)
 
     return _write
+
+
+@pytest.fixture(scope="session")
+def small_optima():
+    """100 small instances with their brute-force optima (60 random with arrivals, 40 where Lemma 2' binds):
+    (kind, seed, instance, OPT). Shared by the bound tests that compare against brute force."""
+    from test_latency import brute_force
+    from test_latency_astar import random_instances, triple_instance
+
+    cases = [("random", seed, inst) for seed, inst in random_instances()]
+    cases += [("triple", seed, triple_instance(seed)) for seed in range(40)]
+    return [(kind, seed, inst, brute_force(inst)) for kind, seed, inst in cases]

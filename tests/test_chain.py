@@ -14,8 +14,7 @@ from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
 
-from test_latency import brute_force
-from test_latency_astar import chain_cost, random_bounds, random_instances, triple_instance
+from test_latency_astar import chain_cost, random_bounds
 
 
 def qpath_of(b, c):
@@ -83,13 +82,6 @@ def test_ascent_reaches_the_best_order_on_small_sets():
         assert 3 * num <= den * top
         reached += -(-3 * num // den) >= top - 1
     assert reached >= 24, reached
-
-
-@pytest.fixture(scope="module")
-def small_optima():
-    cases = [("random", seed, inst) for seed, inst in random_instances()]
-    cases += [("triple", seed, triple_instance(seed)) for seed in range(40)]
-    return [(kind, seed, inst, brute_force(inst)) for kind, seed, inst in cases]
 
 
 def test_chain_bound_below_brute_force(small_optima):

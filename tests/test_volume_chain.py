@@ -13,9 +13,6 @@ from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
 
-from test_latency import brute_force
-from test_latency_astar import random_instances, triple_instance
-
 
 def block_min(g, x):
     """min Σ g_i(δ_i) over integer δ_i >= 0 with Σ δ_i >= x, by a dynamic programme over the running sum
@@ -90,13 +87,6 @@ def test_programme_equals_the_merged_sequences_written_out():
             nu_i = np.sort(rng.integers(0, 3 * GRID, prog.n))[::-1]
             value = prog.evaluate(lam, nu_i)[0]
             assert value == pytest.approx(merged_minimum(a, s, o, M, large, lam, nu_i / GRID), abs=1e-9)
-
-
-@pytest.fixture(scope="module")
-def small_optima():
-    cases = [("random", seed, inst) for seed, inst in random_instances()]
-    cases += [("triple", seed, triple_instance(seed)) for seed in range(40)]
-    return [(kind, seed, inst, brute_force(inst)) for kind, seed, inst in cases]
 
 
 def test_bound_below_brute_force(small_optima):
