@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lpbench.formulations.chain import chain_bound  # noqa: E402
 from lpbench.formulations.completion import pair_separation, triple_separation  # noqa: E402
+from lpbench.formulations.volume import volumes  # noqa: E402
 from lpbench.generators import jaillet  # noqa: E402
-from lpbench.heuristics.slot_sgs import local_search  # noqa: E402
+from lpbench.heuristics.slot_sgs import local_search, neighbour  # noqa: E402
 from lpbench.instance import parse_instance  # noqa: E402
 
 
@@ -50,7 +51,7 @@ class OrderLP:
         self.c = self.a - self.t0 + self.o
         self.w = pair_separation(self.s, self.o, M).astype(np.int64)
         self.T = triple_separation(self.s + self.o, self.o, self.w, M).astype(np.int64)
-        self.vol = self.s * self.o + self.o * (self.o + 1) // 2
+        self.vol = volumes(inst).astype(np.int64)
         self.cost = np.concatenate([np.arange(n, 0, -1, dtype=np.float64), np.zeros(n)])
         g = np.arange(M + 1)
         self.tangent_rhs = (M - g) * g - (M * g - g * (g - 1) / 2)   # (M − g)·δ − y >= (M − g)·g − φ(g)
@@ -91,19 +92,14 @@ class OrderLP:
 
 def search_orders(lp: OrderLP, starts: list[np.ndarray], seconds: float, seed: int,
                   volume: bool = True) -> tuple[float, np.ndarray, int]:
-    """First-improvement search over orders (a random swap or insertion per step) for a low LP_e."""
+    """First-improvement search over orders (the local search's move, :func:`~lpbench.heuristics.slot_sgs.neighbour`,
+    per step) for a low LP_e."""
     rng = np.random.default_rng(seed)
     scored = [(lp.value(e, volume), e) for e in starts]
     best, best_e = min(scored, key=lambda x: x[0])
     steps, deadline = 0, time.perf_counter() + seconds
-    n = lp.n
     while time.perf_counter() < deadline:
-        e = best_e.copy()
-        i, j = rng.integers(n, size=2)
-        if rng.random() < 0.5:
-            e[i], e[j] = e[j], e[i]
-        else:
-            e = np.insert(np.delete(e, i), j, best_e[i])
+        e, _ = neighbour(best_e, rng)
         v = lp.value(e, volume)
         steps += 1
         if v < best - 1e-9:

@@ -115,6 +115,18 @@ def local_search(inst, iterations: int = 2000, seed: int = 0, deadline: float | 
     return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline)
 
 
+def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
+    """A random neighbour of ``order`` and the first position it changes: two positions i, j drawn, then
+    (with probability 1/2) a swap of them, else the request at i moved to position j."""
+    i, j = rng.integers(len(order), size=2)
+    if rng.random() < 0.5:
+        cand = order.copy()
+        cand[i], cand[j] = cand[j], cand[i]
+    else:
+        cand = np.insert(np.delete(order, i), j, order[i])
+    return cand, int(min(i, j))
+
+
 def iterated_sgs(a, o, ramps, M: int, iterations: int = 2000, seed: int = 0, deadline: float | None = None):
     """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position)."""
     n = len(a)
@@ -127,14 +139,9 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int = 2000, seed: int = 0, dea
     for done in range(1, iterations + 1):
         if deadline is not None and time.perf_counter() > deadline:
             break
-        cand = order.copy()
-        i, j = rng.integers(n, size=2)
-        if rng.random() < 0.5:
-            cand[i], cand[j] = cand[j], cand[i]
-        else:
-            cand = np.insert(np.delete(cand, i), j, order[i])
-        # positions before min(i, j) are unchanged: their placements (and the profile after them) are reused
-        start, snaps = placer.run(cand, best_start, int(min(i, j)))
+        cand, first = neighbour(order, rng)
+        # positions before ``first`` are unchanged: their placements (and the profile after them) are reused
+        start, snaps = placer.run(cand, best_start, first)
         value = total_latency(a, ramps, start)
         if value <= best:
             order, best, best_start, placer.snapshots = cand, value, start, snaps
