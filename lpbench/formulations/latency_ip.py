@@ -173,16 +173,13 @@ class LatencyIP(Formulation):
             left = deadline - time.perf_counter()
             both = inst.n > cls.certify_max_requests and left >= cls.volume_chain_min_seconds
             chain_end = time.perf_counter() + (left / 2 if inst.n <= cls.certify_max_requests or both else left)
-            value, which = chain_bound(inst, chain_end)
-            if value > found[0]:
-                found = (float(value), "volume-bound" if which == "volume-bound" else "chain-bound", which, None)
-            if found[0] >= incumbent:
-                return found
+            bounds = [(chain_bound, (inst, chain_end), "chain-bound")]
             if both:
-                value, which = volume_chain_bound(inst, deadline, target=incumbent)
+                bounds.append((volume_chain_bound, (inst, deadline, incumbent), "volume-chain-bound"))
+            for compute, args, name in bounds:      # each: (value, what gave it, or "volume-bound")
+                value, which = compute(*args)
                 if value > found[0]:
-                    found = (float(value), "volume-bound" if which == "volume-bound" else "volume-chain-bound",
-                             which, None)
+                    found = (float(value), "volume-bound" if which == "volume-bound" else name, which, None)
                 if found[0] >= incumbent:
                     return found
         left = deadline - time.perf_counter()
