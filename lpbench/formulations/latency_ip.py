@@ -115,8 +115,9 @@ class LatencyIP(Formulation):
     #: ``astar_max_requests`` (at most ``ChainBound.max_requests``; 0 turns it off)
     chain_max_requests = 110
     #: above ``certify_max_requests`` requests, when the chain's part of the step has at least this many
-    #: seconds, ``volume-chain-bound`` gets the second half of it (it needs 10-20 s at paper size to stall:
-    #: 17.6 s and 229 evaluations on jaillet-model1 draw 0; below about 40 requests the chain is stronger)
+    #: seconds, ``volume-chain-bound`` gets the second half of it (it needs 10-20 s at paper size: on
+    #: jaillet-model1 draw 0, ``lpbench solve F --formulation volume-chain-bound --time-limit 20`` makes 204
+    #: evaluations in 19 s; below about 40 requests the chain is stronger; docs/seed004-certification.md)
     volume_chain_min_seconds = 20.0
 
     @classmethod

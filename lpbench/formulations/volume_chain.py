@@ -35,7 +35,8 @@ bound for every (λ, ν) (weak duality; the schedule's own sequence is one of th
 l..l+q whose sum must reach x costs Blk[l, q, x] = Σ g_i(δ*_i) plus the x − Σ δ*_i cheapest unit increments
 above the unconstrained minimisers δ*_i (greedy is exact for a separable convex objective under one sum
 row). A dynamic programme over (members of U placed, members of D placed, last member of U) adds one member
-of U and the q members of D before it per step: O(|U|³·|D|²) per evaluation, about 0.1 s at 53 requests.
+of U and the q members of D before it per step: O(|U|³·|D|²) per evaluation, about 0.1 s at 53 requests
+(``SECONDS_PER_UNIT``).
 The multipliers live on a grid of 1/``GRID`` (ν as integers over ``GRID``), so every cost is a multiple of
 1/``GRID`` far below 2⁵³ and the float64 programme is exact; the bound is its value rounded up (the
 objective is an integer). λ and μ are searched by projected subgradient ascent: g_λ = visits − 1,
@@ -59,8 +60,9 @@ from .volume import VolumeBound
 GRID = 1 << 12          # multipliers are multiples of 1/GRID: every cost is an exact float64
 PATIENCE = 8            # steps without improvement before the step factor halves (from the best multipliers)
 THETA_MIN = 2.0 ** -9   # stop when the step factor falls below this
-#: seconds per unit of |U|·|D|²/2·|U|² in one evaluation (0.09 s for |U| = 30, |D| = 23 on the 2-core machine,
-#: doubled): the ascent is not started when fewer than ``MIN_EVALUATIONS`` fit in the time left
+#: seconds per unit of |U|·|D|²/2·|U|² in one evaluation, doubled (0.093 s for |U| = 30, |D| = 23 on the 2-core
+#: machine: 204 evaluations in 19 s, ``lpbench solve F --formulation volume-chain-bound --time-limit 20`` on
+#: jaillet-model1 draw 0): the ascent is not started when fewer than ``MIN_EVALUATIONS`` fit in the time left
 SECONDS_PER_UNIT = 2.5e-8
 MIN_EVALUATIONS = 50
 
