@@ -127,12 +127,10 @@ def test_through_solve_on_a_jaillet_prefix():
     assert VolumeBound(inst).value() < out["bound"] <= out["best_known"] == out["ratios"]["mc-sf"]["objective"]
 
 
-def test_certify_step_runs_it_after_the_chain_above_30_requests(monkeypatch):
-    """With enough time for the chain's part of the step (the threshold lowered here to keep the test short), the
-    certify step of latency-cp calls volume-chain-bound after chain-bound on a 40-request prefix, with the
+def test_certify_step_runs_it_before_the_chain_above_30_requests(monkeypatch):
+    """The certify step of latency-cp calls volume-chain-bound (then chain-bound) on a 40-request prefix, with the
     incumbent as its target; the reported bound is at least its value and at most the best verified schedule."""
     import lpbench.formulations.volume_chain as module
-    from lpbench.formulations.latency_ip import LatencyIP
 
     seen = []
     original = module.volume_chain_bound
@@ -142,7 +140,6 @@ def test_certify_step_runs_it_after_the_chain_above_30_requests(monkeypatch):
         return seen[-1][0]
 
     monkeypatch.setattr(module, "volume_chain_bound", recording)
-    monkeypatch.setattr(LatencyIP, "volume_chain_min_seconds", 2.0)
     d = jaillet.instance("jaillet-model1", 0, 0)
     d["requests"] = {key: v[:40] for key, v in d["requests"].items()}
     inst = parse_instance(d)

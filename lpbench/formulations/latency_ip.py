@@ -114,12 +114,6 @@ class LatencyIP(Formulation):
     #: the certify step runs ``chain-bound`` on instances of up to this many requests above
     #: ``astar_max_requests`` (at most ``ChainBound.max_requests``; 0 turns it off)
     chain_max_requests = 110
-    #: above ``certify_max_requests`` requests, when the chain's part of the step has at least this many
-    #: seconds, ``volume-chain-bound`` gets the second half of it (it needs 10-20 s at paper size: on
-    #: jaillet-model1 draw 0, ``lpbench solve F --formulation volume-chain-bound --time-limit 20`` makes 204
-    #: evaluations in 19 s; below about 40 requests the chain is stronger; docs/seed004-certification.md)
-    volume_chain_min_seconds = 20.0
-
     @classmethod
     def runs_chain(cls, inst) -> bool:
         """Whether the certify step runs ``chain-bound`` (above the A* search's size, within both limits)."""
@@ -143,10 +137,11 @@ class LatencyIP(Formulation):
         :mod:`lpbench.formulations.chain`) up to ``chain_max_requests``, and on up to
         ``certify_max_requests`` requests the ``completion-cp`` relaxation (Lemmas 2-3 of
         :mod:`lpbench.formulations.completion`) after it, above that ``volume-chain-bound`` (Lemma 2 and
-        Lemma 3's volume along one completion order, :mod:`lpbench.formulations.volume_chain`) after it
-        when the chain's part is at least ``volume_chain_min_seconds``. Lagrange gets a quarter of the
-        step, at least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests), or just that before the
-        portfolio; the chain gets the rest, or half of it when completion-cp or volume-chain-bound follows.
+        Lemma 3's volume along one completion order, :mod:`lpbench.formulations.volume_chain`) before it.
+        Lagrange gets a quarter of the step, at least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50
+        requests), or just that before the portfolio. Of the rest, completion-cp or volume-chain-bound gets
+        at most half (the latter stops when its ascent stalls: about 2 s at 53 requests on 2 cores,
+        docs/seed004-certification.md), the chain all that is left.
         When the bound meets the incumbent, the incumbent is proven optimal without solving the IP;
         otherwise it is the objective floor (c). The schedule, if any, beats the incumbent; name says which
         method found it."""
@@ -171,12 +166,12 @@ class LatencyIP(Formulation):
             portfolio = cls.search_portfolio(inst, incumbent, schedule, found[0], profile, deadline)
             return max(found, portfolio, key=lambda f: f[0])
         if cls.runs_chain(inst):
-            left = deadline - time.perf_counter()
-            both = inst.n > cls.certify_max_requests and left >= cls.volume_chain_min_seconds
-            chain_end = time.perf_counter() + (left / 2 if inst.n <= cls.certify_max_requests or both else left)
-            bounds = [(chain_bound, (inst, chain_end), "chain-bound")]
-            if both:
-                bounds.append((volume_chain_bound, (inst, deadline, incumbent), "volume-chain-bound"))
+            half = time.perf_counter() + (deadline - time.perf_counter()) / 2
+            if inst.n <= cls.certify_max_requests:
+                bounds = [(chain_bound, (inst, half), "chain-bound")]
+            else:   # volume-chain-bound usually stalls well before half (about 2 s at 53 requests)
+                bounds = [(volume_chain_bound, (inst, half, incumbent), "volume-chain-bound"),
+                          (chain_bound, (inst, deadline), "chain-bound")]
             for compute, args, name in bounds:      # each: (value, what gave it, or "volume-bound")
                 value, which = compute(*args)
                 if value > found[0]:

@@ -50,6 +50,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import njit
 
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
@@ -63,7 +64,7 @@ THETA_MIN = 2.0 ** -9   # stop when the step factor falls below this
 #: seconds per unit of |U|·|D|²/2·|U|² in one evaluation, doubled (0.093 s for |U| = 30, |D| = 23 on the 2-core
 #: machine: 204 evaluations in 19 s, ``lpbench solve F --formulation volume-chain-bound --time-limit 20`` on
 #: jaillet-model1 draw 0): the ascent is not started when fewer than ``MIN_EVALUATIONS`` fit in the time left
-SECONDS_PER_UNIT = 2.5e-8
+SECONDS_PER_UNIT = 3e-9
 MIN_EVALUATIONS = 50
 
 
@@ -71,6 +72,74 @@ def phi(delta, M: int) -> np.ndarray:
     """φ(δ) = Σ_{d<δ} max(M − d, 0), the memory-rounds a stretch of δ rounds can hold (Lemma 3)."""
     d = np.minimum(np.asarray(delta, dtype=np.int64), M + 1)
     return M * d - d * (d - 1) // 2
+
+
+@njit(cache=True)
+def _block_costs(marg, ds, g, Q, X):
+    """Blk[l, q, x] of the module docstring: the gaps l..l+q with their least sum x (x <= X). Each row of
+    ``marg`` (the marginal costs above δ*) is non-decreasing, so the X cheapest increments of gaps l..l+q are
+    the X cheapest of those of gaps l..l+q−1 merged with the first X of row l+q."""
+    n = marg.shape[0]
+    blk = np.full((n, Q + 1, X + 1), np.inf)
+    pool = np.empty(X)
+    merged = np.empty(X)
+    for l in range(n):
+        base, floor = 0.0, 0
+        for q in range(min(Q, n - 1 - l) + 1):
+            row = marg[l + q]
+            if q == 0:
+                pool[:] = row[:X]
+            else:
+                i = j = 0
+                for k in range(X):
+                    if pool[i] <= row[j]:
+                        merged[k] = pool[i]
+                        i += 1
+                    else:
+                        merged[k] = row[j]
+                        j += 1
+                pool[:] = merged
+            base += g[l + q]
+            floor += ds[l + q]
+            cum = base
+            for x in range(X + 1):
+                if x > floor:
+                    cum += pool[x - floor - 1]
+                blk[l, q, x] = cum
+    return blk
+
+
+@njit(cache=True)
+def _merge_dp(P, src, blk, w, u_cost, nu, vol_d):
+    """Fill P[u + 1] from P[u] for u = 1..m−1 (the DP of the module docstring): P[u, q, j] is the least cost of
+    the first u + q positions holding u members of U, the last of them j, and q members of D. ``src`` records
+    (members of D before, last member of U before, members of D added) of each minimiser; ties go to the
+    least q, then the least last member."""
+    m, nD, n = P.shape[0] - 1, P.shape[1] - 1, blk.shape[0]
+    w_to = np.ascontiguousarray(w.T)                                   # w_to[next, last] = w(last, next)
+    for u in range(1, m):
+        for q in range(nD + 1):
+            pos = u + q
+            if pos >= n:
+                continue
+            here = P[u, q]
+            d_cost = 0.0
+            for added in range(min(nD - q, n - pos - 1) + 1):
+                costs = blk[pos, added]
+                for nxt in range(m):
+                    best, arg = np.inf, -1
+                    for last in range(m):
+                        if last != nxt:
+                            v = here[last] + costs[w_to[nxt, last]]
+                            if v < best:
+                                best, arg = v, last
+                    v = best + d_cost + u_cost[pos + added, nxt]
+                    if v < P[u + 1, q + added, nxt]:
+                        P[u + 1, q + added, nxt] = v
+                        src[u + 1, q + added, nxt, 0] = q
+                        src[u + 1, q + added, nxt, 1] = arg
+                        src[u + 1, q + added, nxt, 2] = added
+                d_cost += nu[pos + added] * vol_d[q + added]
 
 
 class MergedChain:
@@ -105,17 +174,7 @@ class MergedChain:
         ds = np.where(nu_i > 0, np.maximum(0, M - WG // np.maximum(nu_i, 1)), 0)   # least δ with g' >= 0
         g = self.W * ds - nu * phi(ds, M)
         marg = self.W[:, None] - nu[:, None] * np.maximum(M - (ds[:, None] + np.arange(X)[None, :]), 0)
-        blk = np.full((n, Q + 1, X + 1), np.inf)
-        need = np.arange(X + 1)
-        for l in range(n):
-            last = min(Q, n - 1 - l)
-            order = np.argsort(marg[l:l + last + 1], axis=None, kind="stable")   # one sort per l, masked per q
-            pool, rows = marg[l:l + last + 1].ravel()[order], order // X
-            for q in range(last + 1):
-                mine = pool[rows <= q][:X]
-                cum = np.concatenate([[0.0], np.cumsum(mine)])
-                base = float(g[l:l + q + 1].sum())
-                blk[l, q] = base + cum[np.clip(need - int(ds[l:l + q + 1].sum()), 0, len(mine))]
+        blk = _block_costs(marg, ds.astype(np.int64), g, Q, X)
         return blk, ds, g, marg
 
     def evaluate(self, lam: np.ndarray, nu_i: np.ndarray):
@@ -133,26 +192,7 @@ class MergedChain:
         for q in range(min(nD, n - 1) + 1):                            # q members of D, then the first of U
             P[1, q] = blk[0, q][np.minimum(self.c, X)] + d_cum[q] + u_cost[q]
             src[1, q, :, 2] = q
-        same = np.eye(m, dtype=bool)
-        for u in range(1, m):
-            for q in range(nD + 1):
-                row = P[u, q]
-                if not np.isfinite(row).any():
-                    continue
-                pos = u + q                                            # the next position (0-based)
-                top = min(nD - q, n - pos - 1)
-                cand = row[None, :, None] + blk[pos, :top + 1][:, self.w]      # [added, last, next]
-                cand[:, same] = np.inf                                         # no member twice in a row
-                j = cand.argmin(axis=1)
-                v = np.take_along_axis(cand, j[:, None, :], axis=1)[:, 0, :]
-                v += np.concatenate([[0.0], np.cumsum(nu[pos:pos + top] * vol_d[q:q + top])])[:, None]
-                v += u_cost[pos:pos + top + 1]
-                target = P[u + 1, q:q + top + 1]
-                better = v < target
-                if better.any():
-                    target[better] = v[better]
-                    added, nxt = np.nonzero(better)
-                    src[u + 1, q + added, nxt] = np.stack([np.full(len(added), q), j[added, nxt], added], axis=1)
+        _merge_dp(P, src, blk, self.w, u_cost, nu, vol_d)
         best, end = np.inf, None
         for q in range(nD + 1):                                        # the members of D after the last of U
             pos, rest = m + q, nD - q
