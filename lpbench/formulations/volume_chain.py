@@ -35,22 +35,24 @@ bound for every (λ, ν) (weak duality; the schedule's own sequence is one of th
 l..l+q whose sum must reach x costs Blk[l, q, x] = Σ g_i(δ*_i) plus the x − Σ δ*_i cheapest unit increments
 above the unconstrained minimisers δ*_i (greedy is exact for a separable convex objective under one sum
 row). A dynamic programme over (members of U placed, members of D placed, last member of U) adds one member
-of U and the q members of D before it per step: O(|U|³·|D|²) per evaluation, about 0.1 s at 53 requests
-(``SECONDS_PER_UNIT``).
+of U and the q members of D before it per step: O(|U|³·|D|²) per evaluation, compiled by numba, about 0.009 s
+at 53 requests (``SECONDS_PER_UNIT``; 0.13 s in numpy).
 The multipliers live on a grid of 1/``GRID`` (ν as integers over ``GRID``), so every cost is a multiple of
 1/``GRID`` far below 2⁵³ and the float64 programme is exact; the bound is its value rounded up (the
 objective is an integer). λ and μ are searched by projected subgradient ascent: g_λ = visits − 1,
-g_μ = the cumulative violations of (iii) along the minimising sequence.
+g_μ = the cumulative violations of (iii) along the minimising sequence, until the step factor falls below
+``THETA_MIN`` or the best value levels off (``PLATEAU``); every iterate gives a valid bound, so where it stops
+changes only how high the bound is.
 
 Tests (``tests/test_volume_chain.py``): for random multipliers the programme equals a brute force over all
 merged sequences of small sets; the bound is <= the brute-force optimum on random small instances.
 """
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
-from numba import njit
 
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
@@ -66,10 +68,10 @@ THETA_MIN = 2.0 ** -9   # stop when the step factor falls below this
 #: stall after 270; jaillet-model2 draw 20: 5,254 after 400, 5,266 after 800, still rising after 6,000), and
 #: in the certify step that time is worth more to ``chain-bound``
 PLATEAU, WINDOW = 1e-3, 50
-#: seconds per unit of |U|·|D|²/2·|U|² in one evaluation, doubled (0.093 s for |U| = 30, |D| = 23 on the 2-core
-#: machine: 204 evaluations in 19 s, ``lpbench solve F --formulation volume-chain-bound --time-limit 20`` on
+#: seconds per unit of |U|·|D|²/2·|U|² in one evaluation, doubled (0.009 s for |U| = 30, |D| = 23 on the 2-core
+#: machine: 197 evaluations in 1.8 s, ``lpbench solve F --formulation volume-chain-bound --time-limit 20`` on
 #: jaillet-model1 draw 0): the ascent is not started when fewer than ``MIN_EVALUATIONS`` fit in the time left
-SECONDS_PER_UNIT = 3e-9
+SECONDS_PER_UNIT = 2.5e-9
 MIN_EVALUATIONS = 50
 
 
@@ -79,7 +81,6 @@ def phi(delta, M: int) -> np.ndarray:
     return M * d - d * (d - 1) // 2
 
 
-@njit(cache=True)
 def _block_costs(marg, ds, g, Q, X):
     """Blk[l, q, x] of the module docstring: the gaps l..l+q with their least sum x (x <= X). Each row of
     ``marg`` (the marginal costs above δ*) is non-decreasing, so the X cheapest increments of gaps l..l+q are
@@ -114,7 +115,6 @@ def _block_costs(marg, ds, g, Q, X):
     return blk
 
 
-@njit(cache=True)
 def _merge_dp(P, src, blk, w, u_cost, nu, vol_d):
     """Fill P[u + 1] from P[u] for u = 1..m−1 (the DP of the module docstring): P[u, q, j] is the least cost of
     the first u + q positions holding u members of U, the last of them j, and q members of D. ``src`` records
@@ -145,6 +145,15 @@ def _merge_dp(P, src, blk, w, u_cost, nu, vol_d):
                         src[u + 1, q + added, nxt, 1] = arg
                         src[u + 1, q + added, nxt, 2] = added
                 d_cost += nu[pos + added] * vol_d[q + added]
+
+
+@functools.cache
+def compiled():
+    """(_block_costs, _merge_dp) compiled by numba on first use (cached on disk, about 4 s the first time after
+    an install), so that importing lpbench does not import numba."""
+    from numba import njit
+
+    return njit(cache=True)(_block_costs), njit(cache=True)(_merge_dp)
 
 
 class MergedChain:
@@ -179,7 +188,7 @@ class MergedChain:
         ds = np.where(nu_i > 0, np.maximum(0, M - WG // np.maximum(nu_i, 1)), 0)   # least δ with g' >= 0
         g = self.W * ds - nu * phi(ds, M)
         marg = self.W[:, None] - nu[:, None] * np.maximum(M - (ds[:, None] + np.arange(X)[None, :]), 0)
-        blk = _block_costs(marg, ds.astype(np.int64), g, Q, X)
+        blk = compiled()[0](marg, ds.astype(np.int64), g, Q, X)
         return blk, ds, g, marg
 
     def evaluate(self, lam: np.ndarray, nu_i: np.ndarray):
@@ -197,7 +206,7 @@ class MergedChain:
         for q in range(min(nD, n - 1) + 1):                            # q members of D, then the first of U
             P[1, q] = blk[0, q][np.minimum(self.c, X)] + d_cum[q] + u_cost[q]
             src[1, q, :, 2] = q
-        _merge_dp(P, src, blk, self.w, u_cost, nu, vol_d)
+        compiled()[1](P, src, blk, self.w, u_cost, nu, vol_d)
         best, end = np.inf, None
         for q in range(nD + 1):                                        # the members of D after the last of U
             pos, rest = m + q, nD - q
