@@ -37,11 +37,11 @@ The minimum is a dynamic programme over the last two requests of the tail, posit
     L_U(λ)    = min_{h ≠ j} (m·c_h + λ_h + F_{m−1}(h, j)) − Σ_{j∈U} λ_j,
 
 m³ per position (the minima over l in a numba kernel, :func:`_tail_minima`: 0.7 ms per evaluation for m = 36
-where numpy took 2.3 ms, the same float32 values). λ is searched by subgradient ascent (g_j = visits of j − 1; Polyak steps towards 1.05 ×
-the best value; step times ``SHRINK`` after ``PATIENCE`` steps without improvement, from the best λ, until it is
-below ``THETA_MIN``). The best λ is
-re-evaluated in exact integer arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in
-those units), and only that value is used. On the first 12 requests of jaillet-model1 draws 0-4 it equals
+where numpy took 2.3 ms, the same float32 values). λ is searched by subgradient ascent (g_j = visits of
+j − 1; Polyak steps towards 1.05 × the best value; step times ``SHRINK`` after ``PATIENCE`` steps without
+improvement, from the best λ, until it is below ``THETA_MIN``). The best λ is re-evaluated in exact integer
+arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in those units), and only that value
+is used. On the first 12 requests of jaillet-model1 draws 0-4 it equals
 the subset table's root value (tests/test_chain.py compares it on small instances).
 
 **Requests left out of U.** The chain charges only its first completion its c, so a short request in U
