@@ -62,7 +62,6 @@ out for the search), n⁴ entries each; each U gathers its part. When the estima
 """
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
@@ -71,6 +70,7 @@ from ..semantics import SLOT
 from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
+from .compiled import compiled
 from .completion import separation, triple_bonus
 from .volume import VolumeBound
 
@@ -106,6 +106,7 @@ def search_table(B3: np.ndarray) -> np.ndarray:
     return Bt
 
 
+@compiled
 def _tail_minima(Bt, w3, lam3, F):
     """F[r] for r = 2..m−1 of the module docstring's programme (float32, as the numpy form computes it: each
     B(r, j, k, l) + F_{r−1}(k, l) rounded, then r·w + λ_k + the least of them); F[1] is filled by the caller."""
@@ -129,14 +130,6 @@ def _tail_minima(Bt, w3, lam3, F):
                 F[r, j, k] = rf * w3[j, k] + lam3[k] + acc[j, k]
 
 
-@functools.cache
-def compiled_tail():
-    """:func:`_tail_minima` compiled by numba on first use (cached on disk)."""
-    from numba import njit
-
-    return njit(cache=True)(_tail_minima)
-
-
 class _QPath:
     """The q-path programme of the module docstring for one set U (``keep``, ascending), in thirds: c and w of
     U, and the tables of all requests (``B3`` exact, ``Bt`` from :func:`search_table`), of which U's part is
@@ -156,7 +149,7 @@ class _QPath:
         F = np.empty((m, m, m), dtype=np.float32)
         F[1] = w3 + lam3[None, :]
         F[1][self.eye] = np.inf
-        compiled_tail()(self.Bt, w3, lam3, F)
+        _tail_minima(self.Bt, w3, lam3, F)
         V = (m * self.c3 + lam3)[:, None] + F[m - 1]
         h, j = np.unravel_index(np.argmin(V), V.shape)
         value = float(V[h, j]) - float(lam3.sum())

@@ -49,7 +49,6 @@ merged sequences of small sets; the bound is <= the brute-force optimum on rando
 """
 from __future__ import annotations
 
-import functools
 import time
 
 import numpy as np
@@ -57,6 +56,7 @@ import numpy as np
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
+from .compiled import compiled
 from .completion import pair_separation
 from .volume import VolumeBound
 
@@ -81,6 +81,7 @@ def phi(delta, M: int) -> np.ndarray:
     return M * d - d * (d - 1) // 2
 
 
+@compiled
 def _block_costs(marg, ds, g, Q, X):
     """Blk[l, q, x] of the module docstring: the gaps l..l+q with their least sum x (x <= X). Each row of
     ``marg`` (the marginal costs above δ*) is non-decreasing, so the X cheapest increments of gaps l..l+q are
@@ -115,6 +116,7 @@ def _block_costs(marg, ds, g, Q, X):
     return blk
 
 
+@compiled
 def _merge_dp(P, src, blk, w, u_cost, nu, vol_d):
     """Fill P[u + 1] from P[u] for u = 1..m−1 (the DP of the module docstring): P[u, q, j] is the least cost of
     the first u + q positions holding u members of U, the last of them j, and q members of D. ``src`` records
@@ -145,15 +147,6 @@ def _merge_dp(P, src, blk, w, u_cost, nu, vol_d):
                         src[u + 1, q + added, nxt, 1] = arg
                         src[u + 1, q + added, nxt, 2] = added
                 d_cost += nu[pos + added] * vol_d[q + added]
-
-
-@functools.cache
-def compiled():
-    """(_block_costs, _merge_dp) compiled by numba on first use (cached on disk, about 4 s the first time after
-    an install), so that importing lpbench does not import numba."""
-    from numba import njit
-
-    return njit(cache=True)(_block_costs), njit(cache=True)(_merge_dp)
 
 
 class MergedChain:
@@ -188,7 +181,7 @@ class MergedChain:
         ds = np.where(nu_i > 0, np.maximum(0, M - WG // np.maximum(nu_i, 1)), 0)   # least δ with g' >= 0
         g = self.W * ds - nu * phi(ds, M)
         marg = self.W[:, None] - nu[:, None] * np.maximum(M - (ds[:, None] + np.arange(X)[None, :]), 0)
-        blk = compiled()[0](marg, ds.astype(np.int64), g, Q, X)
+        blk = _block_costs(marg, ds, g, Q, X)
         return blk, ds, g, marg
 
     def evaluate(self, lam: np.ndarray, nu_i: np.ndarray):
@@ -206,7 +199,7 @@ class MergedChain:
         for q in range(min(nD, n - 1) + 1):                            # q members of D, then the first of U
             P[1, q] = blk[0, q][np.minimum(self.c, X)] + d_cum[q] + u_cost[q]
             src[1, q, :, 2] = q
-        compiled()[1](P, src, blk, self.w, u_cost, nu, vol_d)
+        _merge_dp(P, src, blk, self.w, u_cost, nu, vol_d)
         best, end = np.inf, None
         for q in range(nD + 1):                                        # the members of D after the last of U
             pos, rest = m + q, nD - q
