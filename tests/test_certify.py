@@ -112,31 +112,60 @@ def test_serial_sgs_schedules_verify_with_the_latency_they_claim(seed):
     assert verify(inst, schedule_from_starts(inst, best_start)).feasible
 
 
-@pytest.mark.parametrize("seed", range(20))
-@pytest.mark.parametrize("fewer", [1, 5])
-def test_sgs_resumed_from_a_shared_prefix_equals_the_sgs_from_scratch(seed, fewer, monkeypatch):
-    """The local search re-places only from the first position a move changes (slot_sgs._Placer.run), or,
-    with a memory budget for a fifth of the profiles, from the last one kept before it; the starts must
-    be those of the full serial SGS of the new order."""
-    import lpbench.heuristics.slot_sgs as sgs
-    from lpbench.heuristics.slot_sgs import _Placer, eq3_ramps, serial_sgs
+def plain_sgs(a, ramps, M, order):
+    """The serial SGS written out round by round: the oracle for the compiled one."""
+    mem = {}
+    start = np.zeros(len(a), dtype=np.int64)
+    for i in order:
+        k = int(a[i])
+        while any(mem.get(k + 1 + d, 0) + int(x) > M for d, x in enumerate(ramps[i])):
+            k += 1
+        for d, x in enumerate(ramps[i]):
+            mem[k + 1 + d] = mem.get(k + 1 + d, 0) + int(x)
+        start[i] = k
+    return start
 
-    inst = random_slot(seed, n=14)
-    a = inst.arrival.astype(np.int64)
-    ramps = eq3_ramps(inst.prompt, inst.output)
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_compiled_climb_equals_a_plain_climb(seed):
+    """The kernel re-places only from the first position a move changes and restores the rest: after every
+    batch of moves its order, starts and value are those of a climb that runs the plain SGS in full per move
+    (the move as np.insert / np.delete or a swap), on ramps of eq. (3) and on constant (reserved) ones."""
+    from lpbench.heuristics.slot_sgs import _Ramps, eq3_ramps, serial_sgs, total_latency
+
+    inst = random_slot(seed, n=12)
+    a, M = inst.arrival.astype(np.int64), int(inst.memory)
     rng = np.random.default_rng(seed)
-    monkeypatch.setattr(sgs, "SNAPSHOT_BYTES", 8 * (inst.n + 1) * _Placer(a, ramps, 1).size // fewer)
-    placer = _Placer(a, ramps, int(inst.memory))
-    assert placer.stride == fewer
-    order = rng.permutation(inst.n)
-    start, placer.snapshots = placer.run(order)
-    assert np.array_equal(start, serial_sgs(a, ramps, inst.memory, order))
-    for _ in range(10):
-        first = int(rng.integers(inst.n))
-        cand = np.concatenate([order[:first], rng.permutation(order[first:])])
-        resumed, snaps = placer.run(cand, start, first)
-        assert np.array_equal(resumed, serial_sgs(a, ramps, inst.memory, cand))
-        order, start, placer.snapshots = cand, resumed, snaps
+    for ramps in (eq3_ramps(inst.prompt, inst.output),
+                  [np.full(int(o), int(s + o)) for s, o in zip(inst.prompt, inst.output)]):
+        order = rng.permutation(inst.n)
+        assert np.array_equal(serial_sgs(a, ramps, M, order), plain_sgs(a, ramps, M, order))
+        layout = _Ramps(a, ramps, M)
+        fast = order.astype(np.int64)
+        start, mem, value = layout.sgs(fast)
+        ref, ref_value = order.copy(), total_latency(a, ramps, plain_sgs(a, ramps, M, order))
+        assert value == ref_value
+        for _ in range(4):
+            moves = (rng.integers(inst.n, size=15), rng.integers(inst.n, size=15), rng.random(15) < 0.5)
+            value = layout.climb(fast, start, mem, inst.n, moves)
+            for i, j, swap in zip(*moves):
+                if swap:
+                    cand = ref.copy()
+                    cand[i], cand[j] = ref[j], ref[i]
+                else:
+                    cand = np.insert(np.delete(ref, i), j, ref[i])
+                v = total_latency(a, ramps, plain_sgs(a, ramps, M, cand))
+                if v <= ref_value:
+                    ref, ref_value = cand, v
+            assert value == ref_value and np.array_equal(fast, ref)
+            assert np.array_equal(start, plain_sgs(a, ramps, M, ref))
+
+
+def test_a_ramp_above_memory_is_refused_not_scanned_forever():
+    from lpbench.heuristics.slot_sgs import serial_sgs
+
+    with pytest.raises(ValueError, match="exceeds the memory"):
+        serial_sgs(np.zeros(2, dtype=np.int64), [np.array([1, 2]), np.array([3, 9])], 8, np.array([0, 1]))
 
 
 def test_local_search_is_deterministic_and_beats_mcsf_on_a_draw():

@@ -2,21 +2,29 @@
 from __future__ import annotations
 
 import functools
+import types
 
 
 def compiled(kernel):
     """``kernel`` (a plain Python function over numpy arrays and scalars), compiled by numba's ``njit`` at its
     first call and cached on disk (``cache=True``: a few seconds the first time after an install, a fraction
-    of a second in later processes)."""
+    of a second in later processes). A kernel may call other ``compiled`` kernels by their global names:
+    it is compiled against their compiled forms."""
 
     @functools.cache
     def jitted():
         from numba import njit
 
-        return njit(cache=True)(kernel)
+        names = {name: dep.jitted() for name in kernel.__code__.co_names
+                 if hasattr(dep := kernel.__globals__.get(name), "jitted")}
+        body = kernel if not names else types.FunctionType(
+            kernel.__code__, {**kernel.__globals__, **names}, kernel.__name__, kernel.__defaults__,
+            kernel.__closure__)
+        return njit(cache=True)(body)
 
     @functools.wraps(kernel)
     def call(*args):
         return jitted()(*args)
 
+    call.jitted = jitted
     return call

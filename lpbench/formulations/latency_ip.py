@@ -79,9 +79,9 @@ class LatencyIP(Formulation):
 
     @staticmethod
     def search_incumbent(inst, deadline: float, seed: int = 0):
-        """Iterated serial-SGS local search (:mod:`lpbench.heuristics.slot_sgs`): an offline incumbent that
-        beat MC-SF by 5-8 % on jaillet-model1 draws 0, 20, 40 (2,000 iterations). It tightens horizon
-        (b) and is the warm start when it beats every policy."""
+        """Iterated serial-SGS local search (:mod:`lpbench.heuristics.slot_sgs`): an offline incumbent, hill
+        climbs over the priority order, cut by ``deadline``. It tightens horizon (b) and is the warm start
+        when it beats every policy."""
         from ..heuristics.slot_sgs import SEARCH_ITERATIONS, local_search
 
         start, _, done = local_search(inst, iterations=SEARCH_ITERATIONS, seed=seed, deadline=deadline)

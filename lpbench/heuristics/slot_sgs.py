@@ -6,30 +6,32 @@ k >= a_i at which its ramp s_i + d (rounds k + d, d = 1..o_i) fits under M on to
 already placed. Every placement keeps eq. (3) at every t, so the result is a feasible schedule of
 ``latency-ip``; unlike MC-SF it may place a request *before* earlier-placed ones (backfilling).
 
-**Local search.** From π₀ (ascending o_i, MC-SF's order), repeat: swap two positions or move one
-request to another position; keep the candidate if its total latency is not worse. The RNG is seeded
-and the number of iterations is fixed, so the result is deterministic; an optional deadline may cut
-the search short (then the result depends on the machine's speed, and the caller says so).
+**Local search.** ``CLIMBS`` hill climbs of ``CLIMB_ITERATIONS`` moves each, every one from π₀ (ascending
+o_i, MC-SF's order): a move swaps two positions or moves one request to another position
+(:func:`move`), and is kept if the total latency is not worse. The moves are drawn from an RNG seeded by
+(seed, climb) and the number of iterations is fixed, so the result is deterministic; an optional deadline
+may cut the search short (then the result depends on the machine's speed, and the caller says so).
 Every schedule it returns is verified by the caller before use (``solve``).
 
-**Speed** (same results, iteration for iteration): a placement scans candidate starts in vectorised
-windows that double after each miss, and a move re-places only from the first position it changes,
-from the memory profile kept after each placement of the current order (after every few, when the
-profiles of a long horizon would exceed ``SNAPSHOT_BYTES``). 2.0-2.3x faster than at
-178800d on jaillet draws 0, 20, 40 of both models (33-57 requests: 1.8-3.2 ms per iteration from
-3.7-6.8 ms; ``python benchmarks/bench_local_search.py``); at the 10 s limit the search, cut to a quarter
-of it, gets about twice the iterations.
+**Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move takes out the
+ramps from the first position it changes on, re-places those requests in the new order, and puts the old
+placements back if the move is refused. About 60 µs per move at 53 requests, against 2-3 ms in numpy before
+(``python benchmarks/bench_local_search.py``), so the 10 s runs' quarter of the limit climbs about 40,000
+moves where it made about 1,000; what that bought is in ``docs/seed004-certification.md``.
 """
 from __future__ import annotations
 
 import time
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
+from ..formulations.compiled import compiled
 
-CHUNK = 32  # candidate starts examined in the first vectorised step of a placement (doubled after each miss)
-SEARCH_ITERATIONS = 2000
+#: moves per hill climb, and climbs (each from π₀, with its own moves): 4 x 10,000 found schedules as good as
+#: 1 x 40,000 and 8 x 5,000 on six paper-size draws (docs/seed004-certification.md)
+CLIMB_ITERATIONS, CLIMBS = 10_000, 4
+SEARCH_ITERATIONS = CLIMB_ITERATIONS * CLIMBS
+BATCH_SECONDS = 0.05    # moves per kernel call: about this long, so that a deadline is kept within it
 
 
 def eq3_ramps(s: np.ndarray, o: np.ndarray) -> list[np.ndarray]:
@@ -37,57 +39,94 @@ def eq3_ramps(s: np.ndarray, o: np.ndarray) -> list[np.ndarray]:
     return [int(si) + np.arange(1, int(oi) + 1, dtype=np.int64) for si, oi in zip(s, o)]
 
 
-#: the memory profiles the local search keeps (one per ``stride`` positions of the order) take at most this
-#: many bytes; a long horizon keeps fewer, and a move re-places from the last one before it changes
-SNAPSHOT_BYTES = 64 << 20
+@compiled
+def move(order, i, j, swap, out):
+    """``out`` = ``order`` with positions i and j swapped (``swap``), else the request at i moved to position j."""
+    out[:] = order
+    if swap:
+        out[i], out[j] = order[j], order[i]
+        return
+    if i < j:
+        out[i:j] = order[i + 1:j + 1]
+    elif j < i:
+        out[j + 1:i + 1] = order[j:i]
+    out[j] = order[i]
 
 
-class _Placer:
-    """Serial SGS on fixed footprints, able to resume from a position of an order: it keeps the memory
-    profile after every ``stride``-th placement of the last order it placed in full (``snapshots[q]``: after
-    order[:q·stride]), ``stride`` as small as ``SNAPSHOT_BYTES`` allows."""
+@compiled
+def _climb(a, flat, off, dur, M, order, start, mem, first, move_i, move_j, swap):
+    """Place order[first:] (serial SGS on top of ``mem``, which holds order[:first]), then make the moves
+    (move_i, move_j, swap) one by one, each kept if the total latency is not worse. ``flat[off[r]:off[r] + dur[r]]``
+    is request r's ramp. ``order``, ``start``, ``mem`` are updated in place. Returns the total latency, or −1
+    if a placement ran past the end of ``mem`` (a ramp above M)."""
+    n, last = len(order), len(mem) - dur.max() - 1
+    cand, trial, work = order.copy(), start.copy(), mem.copy()
+    base = (dur - a).sum()
+    value = -1
+    for it in range(-1, len(move_i)):
+        lo = 0
+        if it >= 0:                                   # the next move: take out its requests' ramps
+            move(order, move_i[it], move_j[it], swap[it], cand)
+            first = min(move_i[it], move_j[it])
+            lo = len(mem)                             # every read and write below is at rounds > a_r >= lo
+            for p in range(first, n):
+                lo = min(lo, a[order[p]])
+            work[lo:] = mem[lo:]
+            trial[:] = start
+            for p in range(first, n):
+                r = order[p]
+                for d in range(dur[r]):
+                    work[start[r] + 1 + d] -= flat[off[r] + d]
+        for p in range(first, n):                     # serial SGS of cand[first:]
+            r, L, r0 = cand[p], dur[cand[p]], off[cand[p]]
+            k = a[r]
+            while True:
+                if k > last:
+                    return -1
+                fits = True
+                for d in range(L):
+                    if work[k + 1 + d] + flat[r0 + d] > M:
+                        fits = False
+                        break
+                if fits:
+                    break
+                k += 1
+            for d in range(L):
+                work[k + 1 + d] += flat[r0 + d]
+            trial[r] = k
+        total = base + trial.sum()
+        if it < 0 or total <= value:                  # kept (the first placement always)
+            order[first:] = cand[first:]
+            start[:] = trial
+            mem[lo:] = work[lo:]
+            value = total
+    return value
+
+
+class _Ramps:
+    """The ramps of an instance in the kernel's layout, and a memory profile long enough for any placement."""
 
     def __init__(self, a: np.ndarray, ramps: list[np.ndarray], M: int):
-        self.a, self.ramps, self.M = a, ramps, M
+        self.a, self.M = np.asarray(a, dtype=np.int64), int(M)
         self.dur = np.array([len(r) for r in ramps], dtype=np.int64)
-        T = int(a.max() + self.dur.sum()) + 2    # latency-ip's serial horizon (a): every placement fits by then
-        self.size = T + int(self.dur.max()) + CHUNK + 2
-        self.stride = max(1, -(-(len(a) + 1) * self.size * 8 // SNAPSHOT_BYTES))
-        self.snapshots: np.ndarray | None = None
+        self.off = np.concatenate([[0], np.cumsum(self.dur)[:-1]]).astype(np.int64)
+        self.flat = np.concatenate(ramps).astype(np.int64) if ramps else np.zeros(0, dtype=np.int64)
+        # latency-ip's serial horizon (a): every placement fits by then, so the scan never passes it
+        self.size = int(self.a.max() + self.dur.sum()) + 2 * int(self.dur.max()) + 4
 
-    def place(self, i: int, mem: np.ndarray) -> int:
-        """Earliest start k >= a_i with mem + ramp_i <= M over rounds k+1..k+L; adds the ramp to ``mem``."""
-        ramp, L, k, chunk = self.ramps[i], int(self.dur[i]), int(self.a[i]), CHUNK
-        while True:  # peak of mem + ramp over rounds k+1..k+L, for `chunk` candidate starts at a time
-            windows = sliding_window_view(mem[k + 1:k + chunk + L], L)
-            fits = np.flatnonzero((windows + ramp).max(axis=1) <= self.M)
-            if len(fits):
-                k += int(fits[0])
-                break
-            k += len(windows)
-            chunk *= 2            # a miss: the first fit is likely far (memory is full early), look further
-        mem[k + 1:k + 1 + L] += ramp
-        return k
+    def climb(self, order, start, mem, first, moves=None) -> int:
+        moves = moves if moves is not None else (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0, dtype=np.bool_),)
+        value = _climb(self.a, self.flat, self.off, self.dur, self.M, order, start, mem, first, *moves)
+        if value < 0:
+            raise ValueError("a ramp exceeds the memory M: no start fits it")
+        return int(value)
 
-    def run(self, order: np.ndarray, start: np.ndarray | None = None, first: int = 0):
-        """(starts, snapshots) of the SGS in ``order``; with ``start`` (the starts of the last full order) and
-        ``first``, order[:first] must equal that order's prefix, whose placements are reused up to the last
-        snapshot at or before ``first``."""
-        n, stride = len(order), self.stride
-        snaps = np.empty((n // stride + 1, self.size), dtype=np.int64)
-        q = first // stride
-        if q == 0:
-            snaps[0] = 0
-            start = np.zeros(n, dtype=np.int64)
-        else:
-            snaps[:q + 1] = self.snapshots[:q + 1]
-            start = start.copy()
-        mem = snaps[q].copy()
-        for p in range(q * stride, n):
-            start[order[p]] = self.place(order[p], mem)
-            if (p + 1) % stride == 0:
-                snaps[(p + 1) // stride] = mem
-        return start, snaps
+    def sgs(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """(starts, memory profile, total latency) of the serial SGS in ``order``."""
+        order = np.array(order, dtype=np.int64)
+        start, mem = np.zeros(len(order), dtype=np.int64), np.zeros(self.size, dtype=np.int64)
+        value = self.climb(order, start, mem, 0)
+        return start, mem, value
 
 
 def serial_sgs(a: np.ndarray, ramps: list[np.ndarray], M: int, order: np.ndarray) -> np.ndarray:
@@ -95,12 +134,7 @@ def serial_sgs(a: np.ndarray, ramps: list[np.ndarray], M: int, order: np.ndarray
 
     ``ramps[i][d - 1]`` is request i's memory in round k + d after its start k; it runs len(ramps[i]) rounds
     (eq. (3): :func:`eq3_ramps`; other readings of the model in ``benchmarks/seed004_readings.py``)."""
-    placer = _Placer(a, ramps, M)
-    mem = np.zeros(placer.size, dtype=np.int64)
-    start = np.zeros(len(a), dtype=np.int64)
-    for i in order:
-        start[i] = placer.place(i, mem)
-    return start
+    return _Ramps(a, ramps, M).sgs(order)[0]
 
 
 def total_latency(a, ramps, start) -> int:
@@ -108,7 +142,7 @@ def total_latency(a, ramps, start) -> int:
     return int((start + np.array([len(r) for r in ramps]) - a).sum())
 
 
-def local_search(inst, iterations: int = 2000, seed: int = 0, deadline: float | None = None):
+def local_search(inst, iterations: int = SEARCH_ITERATIONS, seed: int = 0, deadline: float | None = None):
     """(start rounds, total latency, iterations done) of the best order found from π₀ = ascending o."""
     a = inst.arrival.astype(np.int64)
     ramps = eq3_ramps(inst.prompt, inst.output)
@@ -116,33 +150,36 @@ def local_search(inst, iterations: int = 2000, seed: int = 0, deadline: float | 
 
 
 def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
-    """A random neighbour of ``order`` and the first position it changes: two positions i, j drawn, then
-    (with probability 1/2) a swap of them, else the request at i moved to position j."""
-    i, j = rng.integers(len(order), size=2)
-    if rng.random() < 0.5:
-        cand = order.copy()
-        cand[i], cand[j] = cand[j], cand[i]
-    else:
-        cand = np.insert(np.delete(order, i), j, order[i])
-    return cand, int(min(i, j))
+    """A random neighbour of ``order`` (:func:`move`, positions i, j drawn, a swap with probability 1/2) and
+    the first position it changes."""
+    i, j = (int(x) for x in rng.integers(len(order), size=2))
+    cand = np.empty_like(order)
+    move(order, i, j, bool(rng.random() < 0.5), cand)
+    return cand, min(i, j)
 
 
-def iterated_sgs(a, o, ramps, M: int, iterations: int = 2000, seed: int = 0, deadline: float | None = None):
-    """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position)."""
+def iterated_sgs(a, o, ramps, M: int, iterations: int = SEARCH_ITERATIONS, seed: int = 0,
+                 deadline: float | None = None):
+    """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position). ``iterations``
+    moves in all, in climbs of ``CLIMB_ITERATIONS``."""
     n = len(a)
-    rng = np.random.default_rng(seed)
-    placer = _Placer(a, ramps, M)
-    order = np.lexsort((np.arange(n), o))               # ascending o, ties by position (MC-SF's order)
-    best_start, placer.snapshots = placer.run(order)
-    best = total_latency(a, ramps, best_start)
-    done = 0
-    for done in range(1, iterations + 1):
-        if deadline is not None and time.perf_counter() > deadline:
-            break
-        cand, first = neighbour(order, rng)
-        # positions before ``first`` are unchanged: their placements (and the profile after them) are reused
-        start, snaps = placer.run(cand, best_start, first)
-        value = total_latency(a, ramps, start)
-        if value <= best:
-            order, best, best_start, placer.snapshots = cand, value, start, snaps
+    layout = _Ramps(a, ramps, M)
+    pi0 = np.lexsort((np.arange(n), o)).astype(np.int64)   # ascending o, ties by position (MC-SF's order)
+    best_start, _, best = layout.sgs(pi0)
+    done, climb, batch = 0, 0, 16
+    while done < iterations and (deadline is None or time.perf_counter() < deadline):
+        rng = np.random.default_rng([seed, climb])
+        size = min(CLIMB_ITERATIONS, iterations - done)
+        moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
+        order = pi0.copy()
+        start, mem, value = layout.sgs(order)
+        at = 0
+        while at < size and (deadline is None or time.perf_counter() < deadline):
+            t = time.perf_counter()
+            value = layout.climb(order, start, mem, n, tuple(m[at:at + batch] for m in moves))
+            done, at = done + min(batch, size - at), at + batch
+            batch = int(np.clip(batch * BATCH_SECONDS / max(time.perf_counter() - t, 1e-6), 1, 4096))
+        if value < best:
+            best, best_start = value, start.copy()
+        climb += 1
     return best_start, best, done
