@@ -9,7 +9,9 @@ def compiled(kernel):
     """``kernel`` (a plain Python function over numpy arrays and scalars), compiled by numba's ``njit`` at its
     first call and cached on disk (``cache=True``: a few seconds the first time after an install, a fraction
     of a second in later processes). A kernel may call other ``compiled`` kernels by their global names:
-    it is compiled against their compiled forms."""
+    it is compiled against their compiled forms. numba's disk cache is keyed on the source file, so it does
+    not see a change in a called kernel of another file: after such an edit, delete the ``*.nbi`` / ``*.nbc``
+    files in ``__pycache__``."""
 
     @functools.cache
     def jitted():

@@ -82,11 +82,11 @@ class LatencyIP(Formulation):
         """Iterated serial-SGS local search (:mod:`lpbench.heuristics.slot_sgs`): an offline incumbent, hill
         climbs over the priority order, cut by ``deadline``. It tightens horizon (b) and is the warm start
         when it beats every policy."""
-        from ..heuristics.slot_sgs import SEARCH_ITERATIONS, local_search
+        from ..heuristics.slot_sgs import local_search, planned_moves
 
-        start, _, done = local_search(inst, iterations=SEARCH_ITERATIONS, seed=seed, deadline=deadline)
+        start, _, done = local_search(inst, seed=seed, deadline=deadline)
         return "local-search", schedule_from_starts(inst, start), {"iterations": done,
-                                                                   "cut_by_deadline": done < SEARCH_ITERATIONS}
+                                                                   "cut_by_deadline": done < planned_moves(inst.n)}
 
     #: above this many requests ``completion-cp`` rarely beats the closed-form bound within a share of
     #: 60 s (measured: jaillet-model1 draw 0, n = 53: 8448 either way), so it is not run

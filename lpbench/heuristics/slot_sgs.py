@@ -6,7 +6,7 @@ k >= a_i at which its ramp s_i + d (rounds k + d, d = 1..o_i) fits under M on to
 already placed. Every placement keeps eq. (3) at every t, so the result is a feasible schedule of
 ``latency-ip``; unlike MC-SF it may place a request *before* earlier-placed ones (backfilling).
 
-**Local search.** ``CLIMBS`` hill climbs of ``CLIMB_ITERATIONS`` moves each, every one from π₀ (ascending
+**Local search.** ``CLIMBS`` hill climbs of 200 moves per request each, every one from π₀ (ascending
 o_i, MC-SF's order): a move swaps two positions or moves one request to another position
 (:func:`move`), and is kept if the total latency is not worse. The moves are drawn from an RNG seeded by
 (seed, climb) and the number of iterations is fixed, so the result is deterministic; an optional deadline
@@ -16,8 +16,9 @@ Every schedule it returns is verified by the caller before use (``solve``).
 **Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move takes out the
 ramps from the first position it changes on, re-places those requests in the new order, and puts the old
 placements back if the move is refused. About 60 µs per move at 53 requests, against 2-3 ms in numpy before
-(``python benchmarks/bench_local_search.py``), so the 10 s runs' quarter of the limit climbs about 40,000
-moves where it made about 1,000; what that bought is in ``docs/seed004-certification.md``.
+(``python benchmarks/bench_local_search.py``), so at paper size the 10 s runs' quarter of the limit makes
+about 40,000 moves where it made about 1,000, and the 60 s runs' all 16 climbs; what that bought is in
+``docs/seed004-certification.md``. On 8-16 requests the 16 climbs take 0.1-0.7 s.
 """
 from __future__ import annotations
 
@@ -27,10 +28,11 @@ import numpy as np
 
 from ..formulations.compiled import compiled
 
-#: moves per hill climb, and climbs (each from π₀, with its own moves): 4 x 10,000 found schedules as good as
-#: 1 x 40,000 and 8 x 5,000 on six paper-size draws (docs/seed004-certification.md)
-CLIMB_ITERATIONS, CLIMBS = 10_000, 4
-SEARCH_ITERATIONS = CLIMB_ITERATIONS * CLIMBS
+#: moves per hill climb (per request), and climbs (each from π₀, with its own moves), cut by the deadline. At
+#: paper size (about 10,000 moves per climb): 4 x 10,000 found schedules as good as 1 x 40,000 and 8 x 5,000 on
+#: six draws, and 16 x 10,000 0-1.2 % better than 4 (median 0.5 %, eight draws) in 4x the time, which the
+#: 60 s runs have (docs/seed004-certification.md)
+CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
 BATCH_SECONDS = 0.05    # moves per kernel call: about this long, so that a deadline is kept within it
 
 
@@ -142,8 +144,14 @@ def total_latency(a, ramps, start) -> int:
     return int((start + np.array([len(r) for r in ramps]) - a).sum())
 
 
-def local_search(inst, iterations: int = SEARCH_ITERATIONS, seed: int = 0, deadline: float | None = None):
-    """(start rounds, total latency, iterations done) of the best order found from π₀ = ascending o."""
+def planned_moves(n: int) -> int:
+    """Moves of the full search on n requests: ``CLIMBS`` climbs of ``CLIMB_MOVES_PER_REQUEST``·n."""
+    return CLIMBS * CLIMB_MOVES_PER_REQUEST * n
+
+
+def local_search(inst, iterations: int | None = None, seed: int = 0, deadline: float | None = None):
+    """(start rounds, total latency, iterations done) of the best order found from π₀ = ascending o;
+    ``iterations``: moves in all (default :func:`planned_moves`)."""
     a = inst.arrival.astype(np.int64)
     ramps = eq3_ramps(inst.prompt, inst.output)
     return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline)
@@ -158,18 +166,19 @@ def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
     return cand, min(i, j)
 
 
-def iterated_sgs(a, o, ramps, M: int, iterations: int = SEARCH_ITERATIONS, seed: int = 0,
+def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int = 0,
                  deadline: float | None = None):
     """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position). ``iterations``
-    moves in all, in climbs of ``CLIMB_ITERATIONS``."""
+    moves in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n."""
     n = len(a)
+    iterations = planned_moves(n) if iterations is None else iterations
     layout = _Ramps(a, ramps, M)
     pi0 = np.lexsort((np.arange(n), o)).astype(np.int64)   # ascending o, ties by position (MC-SF's order)
     best_start, _, best = layout.sgs(pi0)
     done, climb, batch = 0, 0, 16
     while done < iterations and (deadline is None or time.perf_counter() < deadline):
         rng = np.random.default_rng([seed, climb])
-        size = min(CLIMB_ITERATIONS, iterations - done)
+        size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - done)
         moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
         order = pi0.copy()
         start, mem, value = layout.sgs(order)
