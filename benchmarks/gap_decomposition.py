@@ -9,7 +9,8 @@ Reads the per-draw rows that ``bench_certify.py --json`` writes and rebuilds eac
 per (model, n) how far the closed-form ``volume-bound`` (the bound that decides at paper size) sits below
 OPT, and ``chain-bound`` (``--chain-seconds`` each, up to 110 requests; the bound that decides at paper size
 since it exists), and how far the incumbent local search (``lpbench.heuristics.slot_sgs.local_search``,
-2,000 iterations, seed 0) and MC-SF sit above it. Where the row is not proven it prints the ratios to UB.
+the full search, seed 0; the doc's tables were made before 43e46c0 with 2,000 moves of the numpy search) and
+MC-SF sit above it. Where the row is not proven it prints the ratios to UB.
 
 If a bound's ratio to OPT is steady across the n where OPT is known, the same ratio applied to the
 unproven draws estimates how far their UB is from OPT: an estimate, not a certificate.

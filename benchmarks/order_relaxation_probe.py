@@ -123,7 +123,7 @@ def main(argv=None) -> int:
         model, k = item.split(":")
         inst = parse_instance(jaillet.instance(model, 0, int(k)))
         lp = OrderLP(inst)
-        starts = np.asarray(local_search(inst, iterations=2000, seed=args.seed)[0], dtype=np.int64)
+        starts = np.asarray(local_search(inst, seed=args.seed)[0], dtype=np.int64)
         done = starts + lp.o
         ub = int((done - lp.a).sum())
         e_best = np.argsort(done, kind="stable")
