@@ -147,7 +147,7 @@ def test_the_compiled_climb_equals_a_plain_climb(seed):
         assert value == ref_value
         for _ in range(4):
             moves = (rng.integers(inst.n, size=15), rng.integers(inst.n, size=15), rng.random(15) < 0.5)
-            value = layout.climb(fast, start, mem, inst.n, moves)
+            value = layout.climb(fast, start, mem, moves)
             for i, j, swap in zip(*moves):
                 if swap:
                     cand = ref.copy()
@@ -159,6 +159,21 @@ def test_the_compiled_climb_equals_a_plain_climb(seed):
                     ref, ref_value = cand, v
             assert value == ref_value and np.array_equal(fast, ref)
             assert np.array_equal(start, plain_sgs(a, ramps, M, ref))
+
+
+def test_a_search_whose_deadline_passes_before_its_first_sgs_returns_no_schedule():
+    """On 10,000 requests under load one SGS takes seconds; the search gives up between batches of
+    placements instead of overrunning, and the formulation then offers no incumbent."""
+    import time
+
+    from lpbench.formulations.latency_ip import LatencyIP
+    from lpbench.heuristics.slot_sgs import local_search
+
+    inst = random_slot(0, n=12)
+    assert local_search(inst, deadline=time.perf_counter() - 1) == (None, None, 0)
+    assert LatencyIP.search_incumbent(inst, deadline=time.perf_counter() - 1) is None
+    start, value, done = local_search(inst, iterations=50, deadline=time.perf_counter() + 60)
+    assert done == 50 and value is not None
 
 
 def test_a_ramp_above_memory_is_refused_not_scanned_forever():

@@ -85,6 +85,8 @@ class LatencyIP(Formulation):
         from ..heuristics.slot_sgs import local_search, planned_moves
 
         start, _, done = local_search(inst, seed=seed, deadline=deadline)
+        if start is None:                                      # the deadline passed before one SGS was done
+            return None
         return "local-search", schedule_from_starts(inst, start), {"iterations": done,
                                                                    "cut_by_deadline": done < planned_moves(inst.n)}
 

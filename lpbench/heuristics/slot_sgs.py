@@ -10,7 +10,11 @@ already placed. Every placement keeps eq. (3) at every t, so the result is a fea
 o_i, MC-SF's order): a move swaps two positions or moves one request to another position
 (:func:`move`), and is kept if the total latency is not worse. The moves are drawn from an RNG seeded by
 (seed, climb) and the number of iterations is fixed, so the result is deterministic; an optional deadline
-may cut the search short (then the result depends on the machine's speed, and the caller says so).
+may cut the search short (then the result depends on the machine's speed, and the caller says so), and
+if it passes before the first SGS is complete the search returns no schedule. It is checked between
+kernel calls, so one long placement can overrun it: on 10,000 requests of the Azure trace under load
+(``bench_slot_load.py``'s instances) a 3 s deadline returned after 4.0-4.6 s, where the numpy search
+took 63 s for its first SGS at ρ = 0.8.
 Every schedule it returns is verified by the caller before use (``solve``).
 
 **Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move takes out the
@@ -33,7 +37,8 @@ from ..formulations.compiled import compiled
 #: six draws, and 16 x 10,000 0-1.2 % better than 4 (median 0.5 %, eight draws) in 4x the time, which the
 #: 60 s runs have (docs/seed004-certification.md)
 CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
-BATCH_SECONDS = 0.05    # moves per kernel call: about this long, so that a deadline is kept within it
+BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
+NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
 
 
 def eq3_ramps(s: np.ndarray, o: np.ndarray) -> list[np.ndarray]:
@@ -56,11 +61,12 @@ def move(order, i, j, swap, out):
 
 
 @compiled
-def _climb(a, flat, off, dur, M, order, start, mem, first, move_i, move_j, swap):
-    """Place order[first:] (serial SGS on top of ``mem``, which holds order[:first]), then make the moves
-    (move_i, move_j, swap) one by one, each kept if the total latency is not worse. ``flat[off[r]:off[r] + dur[r]]``
-    is request r's ramp. ``order``, ``start``, ``mem`` are updated in place. Returns the total latency, or −1
-    if a placement ran past the end of ``mem`` (a ramp above M)."""
+def _climb(a, flat, off, dur, M, order, start, mem, first, stop, move_i, move_j, swap):
+    """Place order[first:stop] (serial SGS on top of ``mem``, which holds order[:first]), then make the moves
+    (move_i, move_j, swap; only with stop = n) one by one, each kept if the total latency is not worse.
+    ``flat[off[r]:off[r] + dur[r]]`` is request r's ramp. ``order``, ``start``, ``mem`` are updated in place.
+    Returns (False, 0) if a placement ran past the end of ``mem`` (a ramp above M), else (True, the total latency
+    once all are placed)."""
     n, last = len(order), len(mem) - dur.max() - 1
     cand, trial, work = order.copy(), start.copy(), mem.copy()
     base = (dur - a).sum()
@@ -79,12 +85,12 @@ def _climb(a, flat, off, dur, M, order, start, mem, first, move_i, move_j, swap)
                 r = order[p]
                 for d in range(dur[r]):
                     work[start[r] + 1 + d] -= flat[off[r] + d]
-        for p in range(first, n):                     # serial SGS of cand[first:]
+        for p in range(first, stop if it < 0 else n):  # serial SGS of cand[first:]
             r, L, r0 = cand[p], dur[cand[p]], off[cand[p]]
             k = a[r]
             while True:
                 if k > last:
-                    return -1
+                    return False, 0
                 fits = True
                 for d in range(L):
                     if work[k + 1 + d] + flat[r0 + d] > M:
@@ -102,7 +108,7 @@ def _climb(a, flat, off, dur, M, order, start, mem, first, move_i, move_j, swap)
             start[:] = trial
             mem[lo:] = work[lo:]
             value = total
-    return value
+    return True, value
 
 
 class _Ramps:
@@ -116,19 +122,37 @@ class _Ramps:
         # latency-ip's serial horizon (a): every placement fits by then, so the scan never passes it
         self.size = int(self.a.max() + self.dur.sum()) + 2 * int(self.dur.max()) + 4
 
-    def climb(self, order, start, mem, first, moves=None) -> int:
-        moves = moves if moves is not None else (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0, dtype=np.bool_),)
-        value = _climb(self.a, self.flat, self.off, self.dur, self.M, order, start, mem, first, *moves)
-        if value < 0:
+    def run(self, order, start, mem, first: int, stop: int, moves=NO_MOVES) -> int:
+        fits, value = _climb(self.a, self.flat, self.off, self.dur, self.M, order, start, mem, first, stop, *moves)
+        if not fits:
             raise ValueError("a ramp exceeds the memory M: no start fits it")
         return int(value)
 
-    def sgs(self, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """(starts, memory profile, total latency) of the serial SGS in ``order``."""
+    def climb(self, order, start, mem, moves) -> int:
+        """Total latency after the moves, from the full placement (``start``, ``mem``) of ``order``."""
+        return self.run(order, start, mem, len(order), len(order), moves)
+
+    def sgs(self, order: np.ndarray, deadline: float | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """(starts, memory profile, total latency) of the serial SGS in ``order``; None if ``deadline`` passed
+        first (on 10,000 requests under load one SGS takes seconds)."""
         order = np.array(order, dtype=np.int64)
-        start, mem = np.zeros(len(order), dtype=np.int64), np.zeros(self.size, dtype=np.int64)
-        value = self.climb(order, start, mem, 0)
-        return start, mem, value
+        n = len(order)
+        start, mem = np.zeros(n, dtype=np.int64), np.zeros(self.size, dtype=np.int64)
+        done, batch = 0, 64
+        while done < n:
+            if deadline is not None and time.perf_counter() > deadline:
+                return None
+            t = time.perf_counter()
+            self.run(order, start, mem, done, min(n, done + batch))
+            done += batch
+            batch = next_batch(batch, time.perf_counter() - t)
+        return start, mem, int((start + self.dur - self.a).sum())
+
+
+def next_batch(batch: int, seconds: float) -> int:
+    """Placements or moves for the next kernel call: towards ``BATCH_SECONDS``, at most doubling (later
+    placements scan further, so one call must not grow past what the last one measured)."""
+    return max(1, int(batch * min(2.0, BATCH_SECONDS / max(seconds, 1e-6))))
 
 
 def serial_sgs(a: np.ndarray, ramps: list[np.ndarray], M: int, order: np.ndarray) -> np.ndarray:
@@ -169,25 +193,28 @@ def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
 def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int = 0,
                  deadline: float | None = None):
     """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position). ``iterations``
-    moves in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n."""
+    moves in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n. (None, None, 0)
+    if the deadline passed before the SGS of π₀ was complete."""
     n = len(a)
     iterations = planned_moves(n) if iterations is None else iterations
     layout = _Ramps(a, ramps, M)
     pi0 = np.lexsort((np.arange(n), o)).astype(np.int64)   # ascending o, ties by position (MC-SF's order)
-    best_start, _, best = layout.sgs(pi0)
+    first = layout.sgs(pi0, deadline)
+    if first is None:
+        return None, None, 0
+    best_start, _, best = first
     done, climb, batch = 0, 0, 16
     while done < iterations and (deadline is None or time.perf_counter() < deadline):
         rng = np.random.default_rng([seed, climb])
         size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - done)
         moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
-        order = pi0.copy()
-        start, mem, value = layout.sgs(order)
+        order, start, mem, value = pi0.copy(), first[0].copy(), first[1].copy(), first[2]
         at = 0
         while at < size and (deadline is None or time.perf_counter() < deadline):
             t = time.perf_counter()
-            value = layout.climb(order, start, mem, n, tuple(m[at:at + batch] for m in moves))
+            value = layout.climb(order, start, mem, tuple(m[at:at + batch] for m in moves))
             done, at = done + min(batch, size - at), at + batch
-            batch = int(np.clip(batch * BATCH_SECONDS / max(time.perf_counter() - t, 1e-6), 1, 4096))
+            batch = next_batch(batch, time.perf_counter() - t)
         if value < best:
             best, best_start = value, start.copy()
         climb += 1
