@@ -128,9 +128,10 @@ def plain_sgs(a, ramps, M, order):
 
 @pytest.mark.parametrize("seed", range(20))
 def test_the_compiled_climb_equals_a_plain_climb(seed):
-    """The kernel re-places only from the first position a move changes and restores the rest: after every
-    batch of moves its order, starts and value are those of a climb that runs the plain SGS in full per move
-    (the move as np.insert / np.delete or a swap), on ramps of eq. (3) and on constant (reserved) ones."""
+    """The kernel re-places only from the first position a move changes and drops a refused move's copy of
+    the profile: after every batch of moves its order, starts and value are those of a climb that runs the
+    plain SGS in full per move (the move as np.insert / np.delete or a swap), on ramps of eq. (3) and on
+    constant (reserved) ones."""
     from lpbench.heuristics.slot_sgs import _Ramps, eq3_ramps, serial_sgs, total_latency
 
     inst = random_slot(seed, n=12)

@@ -13,16 +13,18 @@ o_i, MC-SF's order): a move swaps two positions or moves one request to another 
 may cut the search short (then the result depends on the machine's speed, and the caller says so), and
 if it passes before the first SGS is complete the search returns no schedule. It is checked between
 kernel calls, so one long placement can overrun it: on 10,000 requests of the Azure trace under load
-(``bench_slot_load.py``'s instances) a 3 s deadline returned after 4.0-4.6 s, where the numpy search
-took 63 s for its first SGS at ρ = 0.8.
+(``bench_slot_load.py``'s instances at ρ = 0.8 and 1.0; scratch script) a 3 s deadline returned after
+4.0-4.6 s, where the numpy search took 63 s for its first SGS at ρ = 0.8.
 Every schedule it returns is verified by the caller before use (``solve``).
 
-**Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move takes out the
-ramps from the first position it changes on, re-places those requests in the new order, and puts the old
-placements back if the move is refused. About 60 µs per move at 53 requests, against 2-3 ms in numpy before
+**Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move works on a copy
+of the memory profile from the lowest arrival among the requests it re-places (those from the first
+position it changes on), takes out their ramps, re-places them in the new order, and keeps the copy only
+if the move is kept. 0.04-0.09 ms per move at 33-57 requests, against 1.8-3.2 ms in numpy before
 (``python benchmarks/bench_local_search.py``), so at paper size the 10 s runs' quarter of the limit makes
 about 40,000 moves where it made about 1,000, and the 60 s runs' all 16 climbs; what that bought is in
-``docs/seed004-certification.md``. On 8-16 requests the 16 climbs take 0.1-0.7 s.
+``docs/seed004-certification.md``. On 8-16 requests the 16 climbs take 0.1-0.6 s
+(``python benchmarks/bench_local_search.py --requests 8,12,16 --models jaillet-model1 --draws 0``).
 """
 from __future__ import annotations
 
@@ -138,15 +140,15 @@ class _Ramps:
         order = np.array(order, dtype=np.int64)
         n = len(order)
         start, mem = np.zeros(n, dtype=np.int64), np.zeros(self.size, dtype=np.int64)
-        done, batch = 0, 64
+        done, batch, value = 0, 64, 0
         while done < n:
             if deadline is not None and time.perf_counter() > deadline:
                 return None
             t = time.perf_counter()
-            self.run(order, start, mem, done, min(n, done + batch))
+            value = self.run(order, start, mem, done, min(n, done + batch))   # the total once all are placed
             done += batch
             batch = next_batch(batch, time.perf_counter() - t)
-        return start, mem, int((start + self.dur - self.a).sum())
+        return start, mem, value
 
 
 def next_batch(batch: int, seconds: float) -> int:
