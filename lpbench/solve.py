@@ -88,11 +88,12 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
 INCUMBENT_SHARE = 0.25
 
 
-def _search_incumbent(inst, cls, metric, deadline, seed, log) -> PolicyRun | None:
-    """The formulation's offline incumbent heuristic, its schedule verified like any other."""
+def _search_incumbent(inst, cls, metric, deadline, seed, log, best: PolicyRun) -> PolicyRun | None:
+    """The formulation's offline incumbent heuristic (given the best verified policy run ``best`` to start
+    from where it can), its schedule verified like any other."""
     if log:
         log("searching an incumbent (offline heuristic)")
-    found = cls.search_incumbent(inst, deadline=deadline, seed=seed)
+    found = cls.search_incumbent(inst, deadline=deadline, seed=seed, incumbent=best.schedule)
     if found is None:
         return None
     name, schedule, info = found
@@ -221,7 +222,8 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         if REQUESTED.is_set():  # Ctrl-C while the policies ran: keep what they found, do not solve
             raise KeyboardInterrupt
         if getattr(cls, "search_incumbent", None) is not None and best is not None:
-            searched = _search_incumbent(inst, cls, metric, t_enter + INCUMBENT_SHARE * profile.time_limit, seed, log)
+            searched = _search_incumbent(inst, cls, metric, t_enter + INCUMBENT_SHARE * profile.time_limit, seed, log,
+                                         best)
             if searched is not None and searched.objective < best.objective - TOL:
                 best = searched
 

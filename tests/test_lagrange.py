@@ -136,3 +136,21 @@ def test_solve_reports_a_certified_bound_below_the_policies(capsys, write_json):
     assert rep["status"] in ("optimal", "feasible", "time_limit")
     assert rep["bound"] >= inst.output.sum()
     assert rep["bound"] <= rep["ratios"]["mc-sf"]["objective"]
+
+
+def test_solve_reports_the_searched_schedule_as_the_upper_end(capsys, write_json, monkeypatch):
+    """lagrange-bound runs the incumbent search (here the window search, made to apply at 30 requests): the
+    best verified schedule, searched or a policy's, is best_known and the lower end of every ratio."""
+    from lpbench.formulations.latency_ip import LatencyIP
+
+    monkeypatch.setattr(LatencyIP, "window_search_above", 20)
+    inst = jaillet_prefix("jaillet-model2", 0, 30)
+    code, out, _ = run(capsys, "solve", write_json(inst.to_dict()), "--formulation", "lagrange-bound",
+                       "--time-limit", "5", "--json")
+    rep = json.loads(out)
+    assert code == 0 and rep["incumbent_search"]["name"] == "window-search"
+    best_policy = min(r["objective"] for r in rep["ratios"].values())
+    assert rep["best_known"] == min(best_policy, rep["incumbent_search"]["objective"])
+    assert rep["incumbent_search"]["objective"] < best_policy       # the search beats MC-SF-backfill here
+    for r in rep["ratios"].values():
+        assert r["lower"] == pytest.approx(r["objective"] / rep["best_known"])

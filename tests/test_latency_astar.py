@@ -222,7 +222,7 @@ def test_ten_requests_proven():
 def test_certify_step_proves_and_returns_a_better_schedule(monkeypatch):
     """latency-ip's certify step runs the search: with MC-SF (725) as the only incumbent it finds 701 and
     solve reports that schedule, verified, as the optimum without building the IP."""
-    monkeypatch.setattr(LatencyIP, "search_incumbent", staticmethod(lambda inst, deadline, seed=0: None))
+    monkeypatch.setattr(LatencyIP, "search_incumbent", staticmethod(lambda inst, deadline, seed=0, incumbent=None: None))
     rep = solve_instance(jaillet_prefix(0, 8), "latency-ip", "highs", 30, ["mc-sf"])
     assert rep["status"] == "optimal" and rep["objective"] == 701 and rep["verified"]
     assert rep["bound_source"] == "latency-astar" and rep["objective_source"] == "search latency-astar"

@@ -813,11 +813,11 @@ class InferMaxCSP(InferMaxBatchModel):
         return schedule
 
     @staticmethod
-    def search_incumbent(inst, deadline: float, seed: int = 0):
+    def search_incumbent(inst, deadline: float, seed: int = 0, incumbent=None):
         """The packed schedules of :mod:`lpbench.heuristics.infermax_pack` (memory not binding, offline):
         on the S/L mixes they reach (V12)-(V15) where no policy does, so the root proof fires
         (docs/infermax-csp-scaling.md). The solve pipeline verifies the schedule and uses it where it
-        beats every policy."""
+        beats every policy. (``incumbent``, the best policy schedule, is not used.)"""
         from ..heuristics.infermax_pack import best_packed_schedule
 
         found = best_packed_schedule(inst, deadline=deadline)

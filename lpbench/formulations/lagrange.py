@@ -186,6 +186,16 @@ class LagrangeBound(ClosedForm):
     #: subgradient steps at most (the time limit may stop it first)
     iterations = 400
 
+    @staticmethod
+    def search_incumbent(inst, deadline: float, seed: int = 0, incumbent=None):
+        """``latency-ip``'s incumbent search (the window search from the best policy schedule above 100
+        requests), in ``solve``'s incumbent share of the time limit: its verified schedule is the upper end
+        UB of the certified intervals this bound reports, where only the policies' schedules were before.
+        At the trace scale this bound serves, the IP itself cannot be built."""
+        from .latency_ip import LatencyIP
+
+        return LatencyIP.search_incumbent(inst, deadline, seed, incumbent)
+
     def solve(self, profile, warm=None) -> SolveResult:
         t0 = time.perf_counter()
         inst = self.inst

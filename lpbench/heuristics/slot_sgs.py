@@ -17,6 +17,11 @@ kernel calls, so one long placement can overrun it: on 10,000 requests of the Az
 4.0-4.6 s, where the numpy search took 63 s for its first SGS at ρ = 0.8.
 Every schedule it returns is verified by the caller before use (``solve``).
 
+**Window search.** At thousands of requests a move of the full search re-places up to all of them, so above
+100 requests (``LatencyIP.window_search_above``) the incumbent search instead improves the best verified
+policy schedule window by window (:func:`window_search`): ``WINDOW`` requests consecutive in start order are
+re-placed and climbed on the fixed ramps of all the others, and kept only if their latency sum drops.
+
 **Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move works on a copy
 of the memory profile from the lowest arrival among the requests it re-places (those from the first
 position it changes on), takes out their ramps, re-places them in the new order, and keeps the copy only
@@ -39,6 +44,11 @@ from ..formulations.compiled import compiled
 #: six draws, and 16 x 10,000 0-1.2 % better than 4 (median 0.5 %, eight draws) in 4x the time, which the
 #: 60 s runs have (docs/seed004-certification.md)
 CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
+#: requests per window of :func:`window_search`, and its moves per window (per request). On 10,000 Azure-length
+#: requests at ρ = 0.8 (total latency / Σo; scratch script): in 15 s from mc-sf-backfill's 1.2008, 40 x 40,
+#: 80 x 20, 160 x 10 and 320 x 5 end at 1.1916-1.1968, alike; in 180 s from depth 4's 1.1835, 80 x 20 reached
+#: 1.1664, 160 x 10 1.1608
+WINDOW, WINDOW_MOVES_PER_REQUEST = 160, 10
 BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
 NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
 
@@ -173,6 +183,62 @@ def total_latency(a, ramps, start) -> int:
 def planned_moves(n: int) -> int:
     """Moves of the full search on n requests: ``CLIMBS`` climbs of ``CLIMB_MOVES_PER_REQUEST``·n."""
     return CLIMBS * CLIMB_MOVES_PER_REQUEST * n
+
+
+def memory_of(layout: _Ramps, start: np.ndarray, size: int) -> np.ndarray:
+    """The memory profile of ``start`` in the kernel's layout (request r holds ramp d in round start_r + 1 + d)."""
+    rounds = np.repeat(start + 1 - layout.off, layout.dur) + np.arange(len(layout.flat))
+    return np.bincount(rounds, weights=layout.flat, minlength=size).astype(np.int64)
+
+
+def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: int | None = None,
+                  deadline: float | None = None, width: int = WINDOW):
+    """Improve a feasible schedule ``start`` window by window; (start rounds, total latency, windows tried).
+
+    The full local search re-places every request after the first position a move changes, which at
+    thousands of requests is thousands of placements per move. Here a window is ``width`` requests
+    consecutive in start order; every other request stays where it is and its ramps are a fixed background
+    under M. The window's requests are placed by the serial SGS in their start order on that background and
+    climbed (``WINDOW_MOVES_PER_REQUEST``·width moves of :func:`move`, as in :func:`iterated_sgs`); the result
+    replaces the window's starts only if the window's latency sum is lower. Every placement fits under M on
+    top of the background, so each kept window leaves a feasible schedule whose total latency is lower by
+    what the window gained (the background's latencies do not change). Windows start at a random offset
+    and overlap by half; one pass covers all requests. It stops after ``passes`` passes, or (``passes=None``)
+    after the first pass that keeps no window; a ``deadline`` (checked between windows) may cut it short.
+    Deterministic given ``seed`` unless the deadline cuts it."""
+    layout = _Ramps(a, ramps, M)
+    a, dur, off, flat = layout.a, layout.dur, layout.off, layout.flat
+    n, start = len(a), np.array(start, dtype=np.int64)
+    if n < 2:
+        return start, total_latency(a, ramps, start), 0
+    width = min(width, n)
+    margin = width * int(dur.max()) + 2 * int(dur.max()) + 4        # room for a window's serial horizon
+    mem = memory_of(layout, start, max(layout.size, int((start + dur).max()) + 1) + margin)
+    tried, done, kept = 0, 0, 1
+    while done < passes if passes is not None else kept > 0:
+        rng, kept = np.random.default_rng([seed, done]), 0
+        by_start = np.lexsort((np.arange(n), start))
+        for b in range(int(rng.integers(width)) - width // 2, n - width // 2, max(1, width // 2)):
+            if deadline is not None and time.perf_counter() > deadline:
+                return start, total_latency(a, ramps, start), tried
+            win = by_start[max(b, 0):b + width]
+            k = len(win)
+            lo = int(a[win].min())
+            hi = int((start[win] + dur[win]).max()) + 1 + int(dur[win].sum()) + 2 * int(dur[win].max()) + 4
+            hi = min(hi, len(mem))
+            part = _Ramps(a[win] - lo, [flat[off[r]:off[r] + dur[r]] for r in win], M)
+            work = mem[lo:hi] - memory_of(part, start[win] - lo, hi - lo)   # the background
+            order, trial = np.arange(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
+            size = WINDOW_MOVES_PER_REQUEST * k
+            moves = (rng.integers(k, size=size), rng.integers(k, size=size), rng.random(size) < 0.5)
+            fits, value = _climb(part.a, part.flat, part.off, part.dur, M, order, trial, work, 0, k, *moves)
+            tried += 1
+            if fits and value < int((start[win] - lo + part.dur - part.a).sum()):
+                start[win] = trial + lo
+                mem[lo:hi] = work
+                kept += 1
+        done += 1
+    return start, total_latency(a, ramps, start), tried
 
 
 def local_search(inst, iterations: int | None = None, seed: int = 0, deadline: float | None = None):
