@@ -80,8 +80,9 @@ class LatencyIP(Formulation):
     #: above this many requests the incumbent search improves the best verified schedule window by window
     #: (:func:`~lpbench.heuristics.slot_sgs.window_search`) instead of climbing over whole priority orders
     #: from π₀, whose every move re-places up to all n requests. Measured with 15 s (a 60 s solve's share) on
-    #: Azure-length instances at ρ = 0.8 (total latency / Σo): n = 50 both 1.0088; n = 100 local 1.0829,
-    #: window 1.0683; 200: 1.0355, 1.0343; 400: 1.1986, 1.0733; 1,000: 1.7305, 1.1325 (best policy 1.1581)
+    #: Azure-length instances at ρ = 0.8 (total latency / Σo, scratch script): n = 50 both 1.0088; n = 100
+    #: local 1.0829, window 1.0702 (it stopped after 0.3 s); 200: 1.0355, 1.0343 (1.7 s); 400: 1.1964,
+    #: 1.0757 (10.1 s); 1,000: 1.7286, 1.1337 (best policy 1.1581)
     window_search_above = 100
 
     @classmethod

@@ -49,6 +49,8 @@ CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
 #: 80 x 20, 160 x 10 and 320 x 5 end at 1.1916-1.1968, alike; in 180 s from depth 4's 1.1835, 80 x 20 reached
 #: 1.1664, 160 x 10 1.1608
 WINDOW, WINDOW_MOVES_PER_REQUEST = 160, 10
+#: passes in a row without a kept window after which the window search stops (each pass draws new moves)
+WINDOW_PATIENCE = 3
 BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
 NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
 
@@ -204,7 +206,8 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
     top of the background, so each kept window leaves a feasible schedule whose total latency is lower by
     what the window gained (the background's latencies do not change). Windows start at a random offset
     and overlap by half; one pass covers all requests. It stops after ``passes`` passes, or (``passes=None``)
-    after the first pass that keeps no window; a ``deadline`` (checked between windows) may cut it short.
+    after ``WINDOW_PATIENCE`` passes in a row that keep no window; a ``deadline`` (checked between windows)
+    may cut it short.
     Deterministic given ``seed`` unless the deadline cuts it."""
     layout = _Ramps(a, ramps, M)
     a, dur, off, flat = layout.a, layout.dur, layout.off, layout.flat
@@ -214,8 +217,8 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
     width = min(width, n)
     margin = width * int(dur.max()) + 2 * int(dur.max()) + 4        # room for a window's serial horizon
     mem = memory_of(layout, start, max(layout.size, int((start + dur).max()) + 1) + margin)
-    tried, done, kept = 0, 0, 1
-    while done < passes if passes is not None else kept > 0:
+    tried, done, idle = 0, 0, 0
+    while done < passes if passes is not None else idle < WINDOW_PATIENCE:
         rng, kept = np.random.default_rng([seed, done]), 0
         by_start = np.lexsort((np.arange(n), start))
         for b in range(int(rng.integers(width)) - width // 2, n - width // 2, max(1, width // 2)):
@@ -237,7 +240,7 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
                 start[win] = trial + lo
                 mem[lo:hi] = work
                 kept += 1
-        done += 1
+        done, idle = done + 1, 0 if kept else idle + 1
     return start, total_latency(a, ramps, start), tried
 
 
