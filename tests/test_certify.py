@@ -256,7 +256,8 @@ def test_window_search_keeps_a_window_only_if_it_gains(monkeypatch):
     real = slot_sgs._climb
 
     def reversed_sgs(a, flat, off, dur, M, order, start, mem, first, stop, *moves):
-        order[:] = order[::-1].copy()
+        if first == 0:            # the window's first placement call: reverse its order
+            order[:] = order[::-1].copy()
         return real(a, flat, off, dur, M, order, start, mem, first, stop, *slot_sgs.NO_MOVES)
 
     monkeypatch.setattr(slot_sgs, "_climb", reversed_sgs)
@@ -272,3 +273,14 @@ def test_window_search_keeps_a_window_only_if_it_gains(monkeypatch):
         assert tried > 0 and after <= value == total_latency(a, ramps, start)
         worse += after == value
     assert worse >= 5        # most reversed windows lose, so most searches end where they started
+
+
+def test_window_search_past_its_deadline_returns_its_start():
+    from lpbench.heuristics.slot_sgs import eq3_ramps, serial_sgs, total_latency, window_search
+
+    inst = random_slot(3, n=30)
+    a, s, o = inst.arrival.astype(np.int64), inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+    ramps = eq3_ramps(s, o)
+    start = serial_sgs(a, ramps, inst.memory, np.arange(inst.n))
+    found, value, tried = window_search(a, ramps, inst.memory, start, deadline=time.perf_counter() - 1)
+    assert tried == 0 and np.array_equal(found, start) and value == total_latency(a, ramps, start)
