@@ -98,6 +98,8 @@ class LatencyIP(Formulation):
             a, o = inst.arrival.astype(np.int64), inst.output.astype(np.int64)
             start, _, windows = window_search(a, eq3_ramps(inst.prompt, o), int(inst.memory), starts, seed=seed,
                                               deadline=deadline)
+            if windows == 0:                                   # no time: nothing searched, nothing to report
+                return None
             return "window-search", schedule_from_starts(inst, start), {"windows": windows}
         start, _, done = local_search(inst, seed=seed, deadline=deadline)
         if start is None:                                      # the deadline passed before one SGS was done
