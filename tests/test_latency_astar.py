@@ -200,6 +200,87 @@ def test_earliest_start_beside_running_requests():
             assert e[j] == delta
 
 
+def numpy_running(b, act):
+    """The running set's parts as the numpy form of 28e9c14-d21ff1c computed them (the oracle of the kernel)."""
+    M, s, o, n, span = b.M, b.s, b.o, b.n, b.span
+    U = np.zeros(span + 1, dtype=np.int64)
+    for i, age in act:
+        left = o[i] - age
+        U[1:left + 1] += s[i] + age + np.arange(1, left + 1)
+    used, free = np.cumsum(U[1:]), np.cumsum(M - U[1:])
+    reach = max((o[i] - age for i, age in act), default=0)
+    r = np.arange(1, reach + 1)
+    slack = M - U[1:reach + 1] - r
+    lo = np.maximum(r[None, :] - b.o_arr[:, None], 0)
+    hi = np.minimum(r[None, :], b.s_arr[:, None] - slack[None, :])
+    hit = hi > lo
+    jj = np.broadcast_to(np.arange(n)[:, None], hit.shape)[hit]
+    cover = np.zeros((n, reach + 2), dtype=np.int64)
+    np.add.at(cover, (jj, lo[hit]), 1)
+    np.add.at(cover, (jj, hi[hit]), -1)
+    e = np.argmax(np.cumsum(cover, axis=1) == 0, axis=1)
+    K = np.arange(1, n + 1 + len(act), dtype=np.float64)[:, None]
+    y = np.minimum(b.x[None, :] / K, M + 0.5)
+    cap3 = np.maximum.accumulate(K * ((M + 0.5) * y - y * y / 2) - used[None, :], axis=1)
+    rows = cap3 + np.arange(len(K))[:, None] * b.row_shift
+    return sum(o[i] - age for i, age in act), e, free, rows.ravel(), len(act)
+
+
+def numpy_h(b, W, act, t):
+    """h as the numpy form of 28e9c14-d21ff1c computed it, from :func:`numpy_running` (the kernels' oracle)."""
+    remaining, e, free, rows, q = numpy_running(b, act)
+    if not W:
+        return remaining
+    idx, o_w, V, _, (first_G, size3, gone), m = b.waiting(W)
+    wait = np.maximum(b.a_arr[idx] - t, 0) if t < b.a_last else np.zeros(m, dtype=np.int64)
+    c = np.maximum(e[idx], wait) + o_w
+    shift = np.arange(m) + q
+    x = np.maximum(np.searchsorted(rows, V - 1e-6 + shift * b.row_shift) - (shift * b.span - 1),
+                   np.searchsorted(free, V) + 1)
+    volume = int(np.maximum(x, np.sort(c)).sum())
+    if m > 1:
+        first = (size3[:, None] * c[None, :] + first_G).min(axis=1) // 3
+        dropped = np.zeros((2, gone.shape[1] + 1), dtype=np.int64)
+        dropped[:, 1:] = np.cumsum(c[gone], axis=1)
+        pair = int((first + dropped.ravel()).max())
+    else:
+        pair = int(c.min())
+    return remaining + max(volume, pair) - int(wait.sum())
+
+
+def test_compiled_bound_equals_the_numpy_form():
+    """h of random states (waiting set, running set, time before and after the last arrival) on Jaillet
+    prefixes of both models equals its numpy form."""
+    rng = np.random.default_rng(12)
+    for model in ("jaillet-model1", "jaillet-model2"):
+        for k in range(4):
+            d = jaillet.instance(model, 0, k)
+            inst = parse_instance({"memory": d["memory"], "requests": {x: v[:11] for x, v in d["requests"].items()}})
+            b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+            for _ in range(40):
+                started = rng.permutation(b.n)[:rng.integers(0, b.n)]
+                act = tuple(sorted((int(i), int(rng.integers(1, b.o[i]))) for i in started[:3] if b.o[i] > 1))
+                W = sum(1 << j for j in range(b.n) if j not in started)
+                t = int(rng.integers(0, b.a_last + 3))
+                assert b.h(W, act, t) == numpy_h(b, W, act, t)
+
+
+def test_compiled_running_parts_equal_the_numpy_form():
+    """Every part of a running set's bound, bit for bit (the Lemma-3 rows are floats compared exactly by the
+    search), on Jaillet prefixes and random running sets."""
+    rng = np.random.default_rng(11)
+    for k in range(6):
+        inst = jaillet_prefix(k, 12)
+        b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+        for _ in range(30):
+            act = tuple(sorted((int(i), int(rng.integers(1, b.o[i]))) for i in rng.permutation(b.n)[:rng.integers(0, 4)]
+                               if b.o[i] > 1))
+            got, want = b.running(act), numpy_running(b, act)
+            assert got[0] == want[0] and got[4] == want[4]
+            for x, y in zip(got[1:4], want[1:4]):
+                assert x.dtype == y.dtype and np.array_equal(x, y)
+
+
 def jaillet_prefix(k, n):
     data = jaillet.instance("jaillet-model1", 0, k)
     data["requests"] = {key: v[:n] for key, v in data["requests"].items()}

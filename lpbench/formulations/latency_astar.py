@@ -80,6 +80,7 @@ from ..interrupt import REQUESTED
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
+from .compiled import compiled
 from .completion import pair_separation, triple_bonus
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
@@ -101,6 +102,58 @@ class SearchResult:
     def __init__(self, status, objective, starts, bound, expanded, states, seconds):
         self.status, self.objective, self.starts, self.bound = status, objective, starts, bound
         self.expanded, self.states, self.seconds = expanded, states, seconds
+
+
+@compiled
+def running_parts(ids, ages, s, o, M, span, x, row_shift):
+    """The running set's parts of h (requests ``ids`` at ``ages``): (Σ remaining rounds, e, free, rows).
+    U[d] is the set's memory at round t + d; free[x − 1] = Σ_{d<=x} (M − U(d)). e_j is the least δ >= 0 with
+    U(r) + s_j + (r − δ) <= M for every round r ∈ (δ, δ + o_j]; only rounds with the set running matter
+    (beyond them s_j + o_j <= M): round r forbids δ ∈ [r − o_j, min(r, s_j − slack_r)), slack_r = M − U(r)
+    − r, and e_j is the least δ no round forbids. rows: the Lemma-3 capacities φ̃ for k + |A| stretches
+    (k = 1..n), less the set's own memory, as a running maximum over x, row r shifted by r·row_shift
+    (searched as one sorted array). Compiled; ``tests/test_latency_astar.py`` checks it against the numpy
+    form it replaced, and the search against brute force."""
+    n = len(s)
+    U = np.zeros(span + 1, dtype=np.int64)
+    remaining, reach = 0, 0
+    for t in range(len(ids)):
+        i, age = ids[t], ages[t]
+        left = o[i] - age
+        remaining += left
+        reach = max(reach, left)
+        for d in range(1, left + 1):
+            U[d] += s[i] + age + d
+    used = np.cumsum(U[1:])
+    free = np.cumsum(M - U[1:])
+    e = np.zeros(n, dtype=np.int64)
+    cover = np.zeros(reach + 2, dtype=np.int64)
+    for j in range(n):
+        cover[:] = 0
+        for r in range(1, reach + 1):
+            lo = max(r - o[j], 0)
+            hi = min(r, s[j] - (M - U[r] - r))
+            if hi > lo:
+                cover[lo] += 1
+                cover[hi] -= 1
+        acc = 0
+        for delta in range(reach + 2):
+            acc += cover[delta]
+            if acc == 0:
+                e[j] = delta
+                break
+    q = len(ids)
+    K = n + q
+    rows = np.empty(K * span, dtype=np.float64)
+    for k in range(K):
+        kk = np.float64(k + 1)
+        best = -np.inf
+        for c in range(span):
+            y = min(x[c] / kk, M + 0.5)
+            v = kk * ((M + 0.5) * y - y * y / 2) - used[c]
+            best = max(best, v)
+            rows[k * span + c] = best + k * row_shift
+    return remaining, e, free, rows
 
 
 class _Bounds:
@@ -152,40 +205,14 @@ class _Bounds:
 
     def running(self, act):
         """Per running set: (Σ remaining rounds, least start offset e_j of every request beside it,
-        free capacity prefix Σ_{d<=x}(M − U(d)), Lemma-3 rows, |A|)."""
+        free capacity prefix Σ_{d<=x}(M − U(d)), Lemma-3 rows, |A|) (:func:`running_parts`)."""
         got = self.running_cache.get(act)
-        if got is not None:
-            return got
-        M, s, o, n = self.M, self.s, self.o, self.n
-        span = self.span
-        U = np.zeros(span + 1, dtype=np.int64)          # U[d] = memory of A at round t + d
-        for i, age in act:
-            left = o[i] - age
-            U[1:left + 1] += s[i] + age + np.arange(1, left + 1)
-        used = np.cumsum(U[1:])
-        free = np.cumsum(M - U[1:])
-        # e_j: least δ >= 0 with U(r) + s_j + (r − δ) <= M for every round r ∈ (δ, δ + o_j]; only rounds
-        # with A running matter (beyond them s_j + o_j <= M). Round r forbids δ ∈ [r − o_j, min(r, s_j −
-        # slack_r)), slack_r = M − U(r) − r; e_j is the least δ no round forbids (difference arrays)
-        reach = max((o[i] - age for i, age in act), default=0)
-        r = np.arange(1, reach + 1)
-        slack = M - U[1:reach + 1] - r
-        lo = np.maximum(r[None, :] - self.o_arr[:, None], 0)
-        hi = np.minimum(r[None, :], self.s_arr[:, None] - slack[None, :])
-        hit = hi > lo
-        jj = np.broadcast_to(np.arange(n)[:, None], hit.shape)[hit]
-        cover = np.zeros((n, reach + 2), dtype=np.int64)
-        np.add.at(cover, (jj, lo[hit]), 1)
-        np.add.at(cover, (jj, hi[hit]), -1)
-        e = np.argmax(np.cumsum(cover, axis=1) == 0, axis=1)
-        q = len(act)
-        K = np.arange(1, n + 1 + q, dtype=np.float64)[:, None]   # stretches: k + q for k = 1..n
-        y = np.minimum(self.x[None, :] / K, M + 0.5)
-        cap3 = K * ((M + 0.5) * y - y * y / 2) - used[None, :]  # φ̃ as in completion.py
-        cap3 = np.maximum.accumulate(cap3, axis=1)   # running max: the least x meeting it is a search
-        rows = cap3 + np.arange(len(K))[:, None] * self.row_shift
-        got = (sum(o[i] - age for i, age in act), e, free, rows.ravel(), q)
-        self.running_cache[act] = got
+        if got is None:
+            ids = np.array([i for i, _ in act], dtype=np.int64)
+            ages = np.array([age for _, age in act], dtype=np.int64)
+            remaining, e, free, rows = running_parts(ids, ages, self.s_arr, self.o_arr, self.M, self.span, self.x,
+                                                     self.row_shift)
+            got = self.running_cache[act] = (int(remaining), e, free, rows, len(act))
         return got
 
     def waiting(self, W):
@@ -211,36 +238,71 @@ class _Bounds:
         if not W:
             return remaining
         idx, o_w, V, targets_by_q, drops, m = self.waiting(W)
-        if t >= self.a_last:                          # everything has arrived: no waiting is forced
-            c = e[idx] + o_w
-            late = 0
-        else:
-            wait = np.maximum(self.a_arr[idx] - t, 0)
-            c = np.maximum(e[idx], wait) + o_w
-            late = int(wait.sum())
         targets = targets_by_q.get(q)
         if targets is None:                           # φ̃ in floats: never round a tie up
             shift = (np.arange(m) + q)
             targets = targets_by_q[q] = (V - 1e-6 + shift * self.row_shift, shift * self.span - 1)
-        x = np.maximum(np.searchsorted(rows, targets[0]) - targets[1], np.searchsorted(free, V) + 1)
-        c_sorted = np.sort(c)
-        volume = int(np.maximum(x, c_sorted).sum())
-        pair = self.chain(c, drops) if m > 1 else int(c.min())
-        return remaining + (volume if volume > pair else pair) - late
+        return int(waiting_bound(remaining, e, free, rows, idx, o_w, V, targets[0], targets[1], *drops, self.a_arr,
+                                 t, self.a_last))
 
     @staticmethod
     def chain(c, drops) -> int:
-        """(L) over the best of the subsets U_r ⊆ W: W less its r requests of least o, or of least p (r = 0..
-        m − 2), each dropped request j counted at its own c_j (``c``: the members' earliest completions).
-        Valid for every U: Σ_{j∈W} (C_j − t) >= (L) on U + Σ_{j∉U} c_j. Dropping small requests helps
-        because the chain charges only the first completion its c: one short request first makes
-        m·c_π(1) small and its gaps are 0. ``drops`` (per W, from :meth:`waiting`): 3·min_j G[U_r, h, j]
-        for the members h, 3|U_r|, and the members dropped in each order."""
-        first_G, size3, gone = drops
-        first = (size3[:, None] * c[None, :] + first_G).min(axis=1) // 3
-        dropped = np.zeros((2, gone.shape[1] + 1), dtype=np.int64)
-        dropped[:, 1:] = np.cumsum(c[gone], axis=1)
-        return int((first + dropped.ravel()).max())
+        """(L) for the members' earliest completions ``c`` and the subsets ``drops`` of :meth:`waiting`
+        (:func:`chain_bound`)."""
+        return int(chain_bound(np.asarray(c, dtype=np.int64), *drops))
+
+
+@compiled
+def waiting_bound(remaining, e, free, rows, idx, o_w, V, target_rows, target_shift, first_G, size3, gone, a, t,
+                  a_last):
+    """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`):
+    remaining + max((V), (L)) − Σ forced waiting. c_j: j's earliest completion (e_j, or its arrival if later,
+    plus o_j). (V): the k-th smallest volume needs x_k rounds (the least x whose Lemma-3 row for k + |A|
+    stretches, or the free capacity beside A, reaches it), and the k-th completion is at least x_k and the
+    k-th smallest c. (L): the chain over the best subset U_r ⊆ W (W less its r shortest, or r smallest-peak,
+    requests, each counted at its own c_j): min_h (|U_r|·c_h + G(U_r, h, ·)), from the thirds of ``first_G``
+    (rows: U_r, columns: members h) and ``size3`` = 3|U_r|, the dropped members ``gone`` (row 0 by o, row 1 by
+    peak) adding their c. Compiled; ``tests/test_latency_astar.py`` checks it against its numpy form."""
+    m = len(idx)
+    c = np.empty(m, dtype=np.int64)
+    late = 0
+    for j in range(m):
+        c[j] = e[idx[j]] + o_w[j]
+        if t < a_last:                                # else everything has arrived: no waiting is forced
+            wait = max(a[idx[j]] - t, 0)
+            c[j] = max(e[idx[j]], wait) + o_w[j]
+            late += wait
+    x_rows = np.searchsorted(rows, target_rows) - target_shift
+    x_free = np.searchsorted(free, V) + 1
+    c_sorted = np.sort(c)
+    volume = 0
+    for k in range(m):
+        volume += max(max(x_rows[k], x_free[k]), c_sorted[k])
+    pair = c[0] if m == 1 else chain_bound(c, first_G, size3, gone)
+    return remaining + max(volume, pair) - late
+
+
+@compiled
+def chain_bound(c, first_G, size3, gone):
+    """(L) over the best of the subsets U_r ⊆ W: W less its r requests of least o, or of least p (r = 0..
+    m − 2), each dropped request j counted at its own c_j (``c``: the members' earliest completions).
+    Valid for every U: Σ_{j∈W} (C_j − t) >= (L) on U + Σ_{j∉U} c_j. Dropping small requests helps
+    because the chain charges only the first completion its c: one short request first makes
+    m·c_π(1) small and its gaps are 0. Per W (:meth:`_Bounds.waiting`): ``first_G`` = 3·min_j G[U_r, h, j]
+    (rows U_r, columns the members h), ``size3`` = 3|U_r|, and ``gone`` the members dropped in each order."""
+    m = len(c)
+    R = len(size3) // 2                               # subsets per drop order: r = 0..m − 2
+    pair = -1
+    for row in range(len(size3)):
+        first = first_G[row, 0] + size3[row] * c[0]
+        for h in range(1, m):
+            first = min(first, first_G[row, h] + size3[row] * c[h])
+        value = first // 3
+        order, r = row // R, row % R
+        for d in range(r):
+            value += c[gone[order, d]]
+        pair = max(pair, value)
+    return pair
 
 
 def refuse_if_too_large(inst) -> None:
