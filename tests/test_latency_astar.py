@@ -160,7 +160,7 @@ def test_triple_chain_below_brute_force():
         full = (1 << inst.n) - 1
         assert b.h(full, (), int(min(a))) <= opt, seed
         if max(a) == 0:
-            chain = b.chain(np.array(o), b.waiting(full)[4])
+            chain = b.chain(np.array(o), b.waiting(full)[3])
             assert chain <= opt, seed
             raised += chain > pair_chain(b, o, inst.n)
     assert raised >= 15, raised
@@ -201,8 +201,11 @@ def test_earliest_start_beside_running_requests():
 
 
 def numpy_running(b, act):
-    """The running set's parts as the numpy form of 28e9c14-d21ff1c computed them (the oracle of the kernel)."""
+    """The running set's parts as the numpy form of 28e9c14-d21ff1c computed them (the kernels' oracle):
+    Lemma-3 rows searched as one sorted array, row r shifted by r·row_shift."""
     M, s, o, n, span = b.M, b.s, b.o, b.n, b.span
+    x_all = np.arange(1, span + 1, dtype=np.float64)
+    row_shift = float(4 * (span * M + 2 * n * M * M) + 1)
     U = np.zeros(span + 1, dtype=np.int64)
     for i, age in act:
         left = o[i] - age
@@ -220,22 +223,22 @@ def numpy_running(b, act):
     np.add.at(cover, (jj, hi[hit]), -1)
     e = np.argmax(np.cumsum(cover, axis=1) == 0, axis=1)
     K = np.arange(1, n + 1 + len(act), dtype=np.float64)[:, None]
-    y = np.minimum(b.x[None, :] / K, M + 0.5)
+    y = np.minimum(x_all[None, :] / K, M + 0.5)
     cap3 = np.maximum.accumulate(K * ((M + 0.5) * y - y * y / 2) - used[None, :], axis=1)
-    rows = cap3 + np.arange(len(K))[:, None] * b.row_shift
-    return sum(o[i] - age for i, age in act), e, free, rows.ravel(), len(act)
+    rows = cap3 + np.arange(len(K))[:, None] * row_shift
+    return sum(o[i] - age for i, age in act), e, free, rows.ravel(), len(act), row_shift
 
 
 def numpy_h(b, W, act, t):
     """h as the numpy form of 28e9c14-d21ff1c computed it, from :func:`numpy_running` (the kernels' oracle)."""
-    remaining, e, free, rows, q = numpy_running(b, act)
+    remaining, e, free, rows, q, row_shift = numpy_running(b, act)
     if not W:
         return remaining
-    idx, o_w, V, _, (first_G, size3, gone), m = b.waiting(W)
+    idx, o_w, V, (first_G, size3, gone), m = b.waiting(W)
     wait = np.maximum(b.a_arr[idx] - t, 0) if t < b.a_last else np.zeros(m, dtype=np.int64)
     c = np.maximum(e[idx], wait) + o_w
     shift = np.arange(m) + q
-    x = np.maximum(np.searchsorted(rows, V - 1e-6 + shift * b.row_shift) - (shift * b.span - 1),
+    x = np.maximum(np.searchsorted(rows, V - 1e-6 + shift * row_shift) - (shift * b.span - 1),
                    np.searchsorted(free, V) + 1)
     volume = int(np.maximum(x, np.sort(c)).sum())
     if m > 1:
@@ -248,6 +251,21 @@ def numpy_h(b, W, act, t):
     return remaining + max(volume, pair) - int(wait.sum())
 
 
+def random_running_set(b, rng, most):
+    """Up to ``most`` requests at random ages 1..o − 1 whose ramps fit under M together (as in the search)."""
+    act, load = [], np.zeros(b.span + 2, dtype=np.int64)
+    for i in rng.permutation(b.n)[:most]:
+        if b.o[i] == 1:
+            continue
+        age = int(rng.integers(1, b.o[i]))
+        prof = np.zeros(b.span + 2, dtype=np.int64)
+        prof[1:b.o[i] - age + 1] = b.s[i] + age + np.arange(1, b.o[i] - age + 1)
+        if np.all(load + prof <= b.M):
+            act.append((int(i), age))
+            load += prof
+    return tuple(sorted(act))
+
+
 def test_compiled_bound_equals_the_numpy_form():
     """h of random states (waiting set, running set, time before and after the last arrival) on Jaillet
     prefixes of both models equals its numpy form."""
@@ -258,27 +276,26 @@ def test_compiled_bound_equals_the_numpy_form():
             inst = parse_instance({"memory": d["memory"], "requests": {x: v[:11] for x, v in d["requests"].items()}})
             b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
             for _ in range(40):
-                started = rng.permutation(b.n)[:rng.integers(0, b.n)]
-                act = tuple(sorted((int(i), int(rng.integers(1, b.o[i]))) for i in started[:3] if b.o[i] > 1))
+                act = random_running_set(b, rng, 3)
+                started = {i for i, _ in act} | set(rng.permutation(b.n)[:rng.integers(0, b.n)].tolist())
                 W = sum(1 << j for j in range(b.n) if j not in started)
                 t = int(rng.integers(0, b.a_last + 3))
                 assert b.h(W, act, t) == numpy_h(b, W, act, t)
 
 
 def test_compiled_running_parts_equal_the_numpy_form():
-    """Every part of a running set's bound, bit for bit (the Lemma-3 rows are floats compared exactly by the
-    search), on Jaillet prefixes and random running sets."""
+    """The running set's remaining rounds, earliest starts e_j and memory (its free-capacity prefix) equal
+    the numpy form, on Jaillet prefixes and random running sets."""
     rng = np.random.default_rng(11)
     for k in range(6):
         inst = jaillet_prefix(k, 12)
         b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
         for _ in range(30):
-            act = tuple(sorted((int(i), int(rng.integers(1, b.o[i]))) for i in rng.permutation(b.n)[:rng.integers(0, 4)]
-                               if b.o[i] > 1))
-            got, want = b.running(act), numpy_running(b, act)
-            assert got[0] == want[0] and got[4] == want[4]
-            for x, y in zip(got[1:4], want[1:4]):
-                assert x.dtype == y.dtype and np.array_equal(x, y)
+            act = random_running_set(b, rng, int(rng.integers(0, 4)))
+            (remaining, e, U, q), want = b.running(act), numpy_running(b, act)
+            free = np.cumsum(b.M - np.concatenate([U, np.zeros(b.span - len(U), dtype=np.int64)]))
+            assert remaining == want[0] and q == want[4] and np.array_equal(e, want[1])
+            assert np.array_equal(free, want[2])
 
 
 def jaillet_prefix(k, n):

@@ -105,27 +105,24 @@ class SearchResult:
 
 
 @compiled
-def running_parts(ids, ages, s, o, M, span, x, row_shift):
-    """The running set's parts of h (requests ``ids`` at ``ages``): (Σ remaining rounds, e, free, rows).
-    U[d] is the set's memory at round t + d; free[x − 1] = Σ_{d<=x} (M − U(d)). e_j is the least δ >= 0 with
-    U(r) + s_j + (r − δ) <= M for every round r ∈ (δ, δ + o_j]; only rounds with the set running matter
+def running_parts(ids, ages, s, o, M):
+    """The running set's parts of h (requests ``ids`` at ``ages``): (Σ remaining rounds, e, U), U[d − 1] the
+    set's memory at round t + d for d = 1..reach (zero after its last completion). e_j is the least δ >= 0
+    with U(r) + s_j + (r − δ) <= M for every round r ∈ (δ, δ + o_j]; only rounds with the set running matter
     (beyond them s_j + o_j <= M): round r forbids δ ∈ [r − o_j, min(r, s_j − slack_r)), slack_r = M − U(r)
-    − r, and e_j is the least δ no round forbids. rows: the Lemma-3 capacities φ̃ for k + |A| stretches
-    (k = 1..n), less the set's own memory, as a running maximum over x, row r shifted by r·row_shift
-    (searched as one sorted array). Compiled; ``tests/test_latency_astar.py`` checks it against the numpy
-    form it replaced, and the search against brute force."""
+    − r, and e_j is the least δ no round forbids. Only these O(n + o_max) numbers are cached per running
+    set: the Lemma-3 searches over offsets x are made per waiting set (:func:`waiting_bound`), since a table
+    of them per running set (68 KB at 15 requests) filled 24 GB in a 56 s search."""
     n = len(s)
-    U = np.zeros(span + 1, dtype=np.int64)
     remaining, reach = 0, 0
     for t in range(len(ids)):
+        remaining += o[ids[t]] - ages[t]
+        reach = max(reach, o[ids[t]] - ages[t])
+    U = np.zeros(reach + 1, dtype=np.int64)           # U[d], d = 1..reach
+    for t in range(len(ids)):
         i, age = ids[t], ages[t]
-        left = o[i] - age
-        remaining += left
-        reach = max(reach, left)
-        for d in range(1, left + 1):
+        for d in range(1, o[i] - age + 1):
             U[d] += s[i] + age + d
-    used = np.cumsum(U[1:])
-    free = np.cumsum(M - U[1:])
     e = np.zeros(n, dtype=np.int64)
     cover = np.zeros(reach + 2, dtype=np.int64)
     for j in range(n):
@@ -142,18 +139,7 @@ def running_parts(ids, ages, s, o, M, span, x, row_shift):
             if acc == 0:
                 e[j] = delta
                 break
-    q = len(ids)
-    K = n + q
-    rows = np.empty(K * span, dtype=np.float64)
-    for k in range(K):
-        kk = np.float64(k + 1)
-        best = -np.inf
-        for c in range(span):
-            y = min(x[c] / kk, M + 0.5)
-            v = kk * ((M + 0.5) * y - y * y / 2) - used[c]
-            best = max(best, v)
-            rows[k * span + c] = best + k * row_shift
-    return remaining, e, free, rows
+    return remaining, e, U[1:]
 
 
 class _Bounds:
@@ -172,10 +158,6 @@ class _Bounds:
         # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 67 MB at n = 16)
         self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
         self.a_last = max(a)
-        self.x = np.arange(1, self.span + 1, dtype=np.float64)
-        # Lemma-3 rows are searched as one sorted array, row r shifted by r·row_shift: more than the
-        # spread of any row (|values| <= span·M + 2n·M²), small enough for exact float comparisons
-        self.row_shift = float(4 * (self.span * M + 2 * n * M * M) + 1)
         self.running_cache: dict = {}
         self.waiting_cache: dict = {}
 
@@ -204,20 +186,19 @@ class _Bounds:
         return G
 
     def running(self, act):
-        """Per running set: (Σ remaining rounds, least start offset e_j of every request beside it,
-        free capacity prefix Σ_{d<=x}(M − U(d)), Lemma-3 rows, |A|) (:func:`running_parts`)."""
+        """Per running set: (Σ remaining rounds, least start offset e_j of every request beside it, its
+        memory U at rounds t + 1.. while it runs, |A|) (:func:`running_parts`)."""
         got = self.running_cache.get(act)
         if got is None:
             ids = np.array([i for i, _ in act], dtype=np.int64)
             ages = np.array([age for _, age in act], dtype=np.int64)
-            remaining, e, free, rows = running_parts(ids, ages, self.s_arr, self.o_arr, self.M, self.span, self.x,
-                                                     self.row_shift)
-            got = self.running_cache[act] = (int(remaining), e, free, rows, len(act))
+            remaining, e, U = running_parts(ids, ages, self.s_arr, self.o_arr, self.M)
+            got = self.running_cache[act] = (int(remaining), e, U, len(act))
         return got
 
     def waiting(self, W):
-        """Per waiting set: (members, their o, prefix sums of their sorted volumes, targets of the Lemma-3
-        search for each number q of running requests (cached as met), the chain's subsets (:meth:`chain`))."""
+        """Per waiting set: (members, their o, prefix sums of their sorted volumes, the chain's subsets
+        (:meth:`chain`), size)."""
         got = self.waiting_cache.get(W)
         if got is None:
             members = [j for j in range(self.n) if W >> j & 1]
@@ -229,21 +210,17 @@ class _Bounds:
                                   axis=1)
             U = (W - bits).ravel()                    # W less its r shortest, then its r smallest-peak requests
             drops = (self.G3_first[U][:, idx], 3 * np.tile(m - np.arange(m - 1), 2), gone)
-            got = (idx, self.o_arr[idx], V, {}, drops, m)
+            got = (idx, self.o_arr[idx], V, drops, m)
             self.waiting_cache[W] = got
         return got
 
     def h(self, W, act, t):
-        remaining, e, free, rows, q = self.running(act)
+        remaining, e, U, q = self.running(act)
         if not W:
             return remaining
-        idx, o_w, V, targets_by_q, drops, m = self.waiting(W)
-        targets = targets_by_q.get(q)
-        if targets is None:                           # φ̃ in floats: never round a tie up
-            shift = (np.arange(m) + q)
-            targets = targets_by_q[q] = (V - 1e-6 + shift * self.row_shift, shift * self.span - 1)
-        return int(waiting_bound(remaining, e, free, rows, idx, o_w, V, targets[0], targets[1], *drops, self.a_arr,
-                                 t, self.a_last))
+        idx, o_w, V, drops, m = self.waiting(W)
+        return int(waiting_bound(remaining, e, U, q, self.M, self.span, idx, o_w, V, *drops, self.a_arr, t,
+                                 self.a_last))
 
     @staticmethod
     def chain(c, drops) -> int:
@@ -253,17 +230,16 @@ class _Bounds:
 
 
 @compiled
-def waiting_bound(remaining, e, free, rows, idx, o_w, V, target_rows, target_shift, first_G, size3, gone, a, t,
-                  a_last):
-    """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`):
+def waiting_bound(remaining, e, U, q, M, span, idx, o_w, V, first_G, size3, gone, a, t, a_last):
+    """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`, q requests):
     remaining + max((V), (L)) − Σ forced waiting. c_j: j's earliest completion (e_j, or its arrival if later,
-    plus o_j). (V): the k-th smallest volume needs x_k rounds (the least x whose Lemma-3 row for k + |A|
-    stretches, or the free capacity beside A, reaches it), and the k-th completion is at least x_k and the
-    k-th smallest c. (L): the chain over the best subset U_r ⊆ W (W less its r shortest, or r smallest-peak,
-    requests, each counted at its own c_j): min_h (|U_r|·c_h + G(U_r, h, ·)), from the thirds of ``first_G``
-    (rows: U_r, columns: members h) and ``size3`` = 3|U_r|, the dropped members ``gone`` (row 0 by o, row 1 by
-    peak) adding their c. Compiled; ``tests/test_latency_astar.py`` checks it against its numpy form."""
-    m = len(idx)
+    plus o_j). (V): the k-th smallest volume V_k needs x_k rounds, the least offset x (searched up to
+    ``span``; none there reads span + 1, still valid) at which the Lemma-3 capacity of k + q stretches less
+    the running set's memory, K((M + ½)y − y²/2) − Σ_{d<=x} U(d) with y = min(x/K, M + ½), in floats that
+    never round a tie up, or the free capacity Σ_{d<=x} (M − U(d)) reaches it; the k-th completion is at
+    least x_k and the k-th smallest c. (L): :func:`chain_bound`. Compiled; ``tests/test_latency_astar.py``
+    checks it against its numpy form."""
+    m, reach = len(idx), len(U)
     c = np.empty(m, dtype=np.int64)
     late = 0
     for j in range(m):
@@ -272,12 +248,25 @@ def waiting_bound(remaining, e, free, rows, idx, o_w, V, target_rows, target_shi
             wait = max(a[idx[j]] - t, 0)
             c[j] = max(e[idx[j]], wait) + o_w[j]
             late += wait
-    x_rows = np.searchsorted(rows, target_rows) - target_shift
-    x_free = np.searchsorted(free, V) + 1
+    used = np.zeros(span + 1, dtype=np.int64)         # used[x] = Σ_{d<=x} U(d)
+    for x in range(1, span + 1):
+        used[x] = used[x - 1] + (U[x - 1] if x <= reach else 0)
     c_sorted = np.sort(c)
     volume = 0
     for k in range(m):
-        volume += max(max(x_rows[k], x_free[k]), c_sorted[k])
+        target, K = V[k] - 1e-6, np.float64(k + 1 + q)
+        x_rows = span + 1
+        for x in range(1, span + 1):
+            y = min(x / K, M + 0.5)
+            if K * ((M + 0.5) * y - y * y / 2) - used[x] >= target:
+                x_rows = x
+                break
+        x_free = span + 1
+        for x in range(1, span + 1):
+            if M * x - used[x] >= V[k]:
+                x_free = x
+                break
+        volume += max(max(x_rows, x_free), c_sorted[k])
     pair = c[0] if m == 1 else chain_bound(c, first_G, size3, gone)
     return remaining + max(volume, pair) - late
 
