@@ -93,8 +93,9 @@ class LatencyIP(Formulation):
         the warm start when it beats every policy."""
         from ..heuristics.slot_sgs import eq3_ramps, local_search, planned_moves, window_search
 
-        starts = None if incumbent is None else starts_from_schedule(inst, incumbent)
-        if inst.n > cls.window_search_above and starts is not None:
+        large = inst.n > cls.window_search_above and incumbent is not None
+        starts = starts_from_schedule(inst, incumbent) if large else None
+        if starts is not None:
             a, o = inst.arrival.astype(np.int64), inst.output.astype(np.int64)
             start, _, windows = window_search(a, eq3_ramps(inst.prompt, o), int(inst.memory), starts, seed=seed,
                                               deadline=deadline)
