@@ -139,28 +139,47 @@ class _Ramps:
     def run(self, order, start, mem, first: int, stop: int, moves=NO_MOVES) -> int:
         fits, value = _climb(self.a, self.flat, self.off, self.dur, self.M, order, start, mem, first, stop, *moves)
         if not fits:
-            raise ValueError("a ramp exceeds the memory M: no start fits it")
+            raise NoRoom("no start fits a ramp before the end of the memory profile (on a full profile: the "
+                         "ramp exceeds the memory M)")
         return int(value)
 
-    def climb(self, order, start, mem, moves) -> int:
-        """Total latency after the moves, from the full placement (``start``, ``mem``) of ``order``."""
-        return self.run(order, start, mem, len(order), len(order), moves)
-
-    def sgs(self, order: np.ndarray, deadline: float | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
-        """(starts, memory profile, total latency) of the serial SGS in ``order``; None if ``deadline`` passed
-        first (on 10,000 requests under load one SGS takes seconds)."""
-        order = np.array(order, dtype=np.int64)
-        n = len(order)
-        start, mem = np.zeros(n, dtype=np.int64), np.zeros(self.size, dtype=np.int64)
-        done, batch, value = 0, 64, 0
+    def place(self, order, start, mem, deadline: float | None = None) -> int | None:
+        """Serial SGS of ``order`` on top of ``mem`` (zeros, or the fixed ramps of other requests), filling
+        ``start`` and ``mem`` in place, in kernel calls of about ``BATCH_SECONDS`` with the deadline checked
+        between them (on 10,000 requests under load one SGS takes seconds): the total latency, or None if the
+        deadline passed first. :class:`NoRoom` if a ramp runs past the end of ``mem``."""
+        n, done, batch, value = len(order), 0, 64, 0
         while done < n:
             if deadline is not None and time.perf_counter() > deadline:
                 return None
             t = time.perf_counter()
             value = self.run(order, start, mem, done, min(n, done + batch))   # the total once all are placed
-            done += batch
-            batch = next_batch(batch, time.perf_counter() - t)
-        return start, mem, value
+            done, batch = done + batch, next_batch(batch, time.perf_counter() - t)
+        return value
+
+    def climb(self, order, start, mem, moves, deadline: float | None = None, value: int | None = None):
+        """The moves from the full placement (``start``, ``mem``) of ``order``, in kernel calls of about
+        ``BATCH_SECONDS`` until the deadline: (total latency, moves made); ``value`` is the total before them.
+        :class:`NoRoom` if a re-placed ramp runs past the end of ``mem`` (the moves kept before it stand: the
+        kernel commits only kept moves)."""
+        at, batch, size = 0, 16, len(moves[0])
+        while at < size and (deadline is None or time.perf_counter() < deadline):
+            t = time.perf_counter()
+            value = self.run(order, start, mem, len(order), len(order), tuple(m[at:at + batch] for m in moves))
+            at, batch = min(at + batch, size), next_batch(batch, time.perf_counter() - t)
+        return value, at
+
+    def sgs(self, order: np.ndarray, deadline: float | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """(starts, memory profile, total latency) of the serial SGS in ``order`` (:meth:`place`); None if
+        ``deadline`` passed first."""
+        order = np.array(order, dtype=np.int64)
+        start, mem = np.zeros(len(order), dtype=np.int64), np.zeros(self.size, dtype=np.int64)
+        value = self.place(order, start, mem, deadline)
+        return None if value is None else (start, mem, value)
+
+
+class NoRoom(ValueError):
+    """A placement ran past the end of the memory profile it was given."""
 
 
 def next_batch(batch: int, seconds: float) -> int:
@@ -193,35 +212,6 @@ def memory_of(layout: _Ramps, start: np.ndarray, size: int) -> np.ndarray:
     return np.bincount(rounds, weights=layout.flat, minlength=size).astype(np.int64)
 
 
-def _climb_in_batches(part: _Ramps, work: np.ndarray, moves, deadline: float | None) -> np.ndarray | None:
-    """Starts of ``part``'s requests after the serial SGS in index order on top of ``work`` and the climb of
-    ``moves`` (``work`` ends holding them). Kernel calls of about ``BATCH_SECONDS``, the deadline checked
-    between them: on 10,000 requests at ρ = 1.0 one window's climb took about 50 s in a single call (each
-    placement scans a long queue, ramp by ramp). None if the deadline passes or a ramp runs past the end of
-    ``work`` before all are placed; the moves stop at the deadline (or at such a ramp), keeping what they kept."""
-    k = len(part.a)
-    order, trial = np.arange(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
-    placed, batch = 0, 16
-    while placed < k:
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        t = time.perf_counter()
-        fits, _ = _climb(part.a, part.flat, part.off, part.dur, part.M, order, trial, work, placed,
-                         min(k, placed + batch), *NO_MOVES)
-        if not fits:
-            return None
-        placed, batch = placed + batch, next_batch(batch, time.perf_counter() - t)
-    at, batch = 0, 16
-    while at < len(moves[0]) and (deadline is None or time.perf_counter() < deadline):
-        t = time.perf_counter()
-        fits, _ = _climb(part.a, part.flat, part.off, part.dur, part.M, order, trial, work, k, k,
-                         *(m[at:at + batch] for m in moves))
-        if not fits:                          # the kept state stands (the kernel commits only kept moves)
-            break
-        at, batch = at + batch, next_batch(batch, time.perf_counter() - t)
-    return trial
-
-
 def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: int | None = None,
                   deadline: float | None = None, width: int = WINDOW):
     """Improve a feasible schedule ``start`` window by window; (start rounds, total latency, windows tried).
@@ -235,8 +225,10 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
     top of the background, so each kept window leaves a feasible schedule whose total latency is lower by
     what the window gained (the background's latencies do not change). Windows start at a random offset
     and overlap by half; one pass covers all requests. It stops after ``passes`` passes, or (``passes=None``)
-    after ``WINDOW_PATIENCE`` passes in a row that keep no window; a ``deadline`` (checked between windows)
-    may cut it short.
+    after ``WINDOW_PATIENCE`` passes in a row that keep no window; a ``deadline`` may cut it short. It is
+    checked between kernel calls of about ``BATCH_SECONDS`` (:meth:`_Ramps.place`, :meth:`_Ramps.climb`):
+    on 10,000 requests at ρ = 1.0 one window's climb in a single call took about 50 s
+    (``bench_slot_load.py``, before 262d0fb).
     Deterministic given ``seed`` unless the deadline cuts it."""
     layout = _Ramps(a, ramps, M)
     a, dur, off, flat = layout.a, layout.dur, layout.off, layout.flat
@@ -262,9 +254,18 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
             work = mem[lo:hi] - memory_of(part, start[win] - lo, hi - lo)   # the background
             size = WINDOW_MOVES_PER_REQUEST * k
             moves = (rng.integers(k, size=size), rng.integers(k, size=size), rng.random(size) < 0.5)
-            trial = _climb_in_batches(part, work, moves, deadline)
+            order, trial = np.arange(k, dtype=np.int64), np.zeros(k, dtype=np.int64)
             tried += 1
-            if trial is not None and (trial + part.dur - part.a).sum() < (start[win] - lo + part.dur - part.a).sum():
+            try:                                      # work ends holding the window's placement
+                if part.place(order, trial, work, deadline) is None:
+                    continue                          # the deadline passed: the next window returns
+            except NoRoom:                            # past the end of the slice: leave the window as it is
+                continue
+            try:
+                part.climb(order, trial, work, moves, deadline)
+            except NoRoom:
+                pass                                  # the moves kept before it stand
+            if (trial + part.dur - part.a).sum() < (start[win] - lo + part.dur - part.a).sum():
                 start[win] = trial + lo
                 mem[lo:hi] = work
                 kept += 1
@@ -302,18 +303,14 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
     if first is None:
         return None, None, 0
     best_start, _, best = first
-    done, climb, batch = 0, 0, 16
+    done, climb = 0, 0
     while done < iterations and (deadline is None or time.perf_counter() < deadline):
         rng = np.random.default_rng([seed, climb])
         size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - done)
         moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
-        order, start, mem, value = pi0.copy(), first[0].copy(), first[1].copy(), first[2]
-        at = 0
-        while at < size and (deadline is None or time.perf_counter() < deadline):
-            t = time.perf_counter()
-            value = layout.climb(order, start, mem, tuple(m[at:at + batch] for m in moves))
-            done, at = done + min(batch, size - at), at + batch
-            batch = next_batch(batch, time.perf_counter() - t)
+        order, start, mem = pi0.copy(), first[0].copy(), first[1].copy()
+        value, made = layout.climb(order, start, mem, moves, deadline, first[2])
+        done += made
         if value < best:
             best, best_start = value, start.copy()
         climb += 1
