@@ -112,7 +112,8 @@ def running_parts(ids, ages, s, o, M):
     (beyond them s_j + o_j <= M): round r forbids δ ∈ [r − o_j, min(r, s_j − slack_r)), slack_r = M − U(r)
     − r, and e_j is the least δ no round forbids. Only these O(n + o_max) numbers are cached per running
     set: the Lemma-3 searches over offsets x are made per waiting set (:func:`waiting_bound`), since a table
-    of them per running set (68 KB at 15 requests) filled 24 GB in a 56 s search."""
+    of them per running set (68 KB at 15 requests) filled 24 GB in a 56 s search (scratch measurement,
+    docs/seed004-certification.md)."""
     n = len(s)
     remaining, reach = 0, 0
     for t in range(len(ids)):
