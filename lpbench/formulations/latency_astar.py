@@ -88,9 +88,12 @@ from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, start
 #: memory-feasible subsets of the waiting requests: beyond this size the search is refused (keep
 #: ``LatencyIP.astar_max_requests`` at most this)
 MAX_REQUESTS = 16
-#: stop (with a certified bound) after this many distinct states (about 1 KB each in Python)
-MAX_STATES = 4_000_000
+#: stop (with a certified bound) after this many distinct states: about 0.4 KB each with the compiled search
+#: (0.75 GB of peak RSS at 2.0 M states, the first 14 requests of jaillet-model1 draw 1; scratch measurement
+#: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach
+MAX_STATES = 12_000_000
 BIG = 1 << 40
+AGE_BITS, AGE_MASK = 16, (1 << 16) - 1   # a running request's age in a state key (outputs below 2^16)
 CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
 
 
@@ -144,23 +147,33 @@ def running_parts(ids, ages, s, o, M):
 
 
 class _Bounds:
-    """The lower bound h of the module docstring, with its per-running-set and per-waiting-set parts
-    cached (both repeat across many states)."""
+    """The lower bound h of the module docstring. Its per-running-set parts (:func:`running_parts`) and
+    per-waiting-set parts (:func:`waiting_parts`) repeat across many states; both are cached in numba
+    containers that the search kernel (:func:`_expand`) fills and reads, so Python callers (the root bound,
+    the tests) and the search compute h by the same kernel, :func:`state_bound`."""
 
     def __init__(self, a, s, o, M):
+        from .astar_containers import new_caches
+
         self.s, self.o, self.M = s, o, M
         self.n = n = len(s)
-        self.p = [s[i] + o[i] for i in range(n)]
-        self.vol = [s[i] * o[i] + o[i] * (o[i] + 1) // 2 for i in range(n)]
         self.span = sum(o) + max(o) + 2   # offsets x searched (a bound beyond them reads span + 1: still valid)
-        self.w = pair_separation(s, o, M).tolist()     # Lemma 2, as lists: the search indexes it per state
+        self.w = pair_separation(s, o, M).tolist()     # Lemma 2 (tests read it as lists)
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
+        self.vol_arr = self.s_arr * self.o_arr + self.o_arr * (self.o_arr + 1) // 2
         # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 67 MB at n = 16)
         self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
         self.a_last = max(a)
-        self.running_cache: dict = {}
-        self.waiting_cache: dict = {}
+        (self.run_slot, self.run_rem, self.run_e, self.run_U, self.w_idx, self.w_o, self.w_V, self.w_first,
+         self.w_s3, self.w_gone) = new_caches()
+        self.wait_slot = np.full(1 << n, -1, dtype=np.int64)
+
+    def caches(self) -> tuple:
+        """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches."""
+        return (self.a_arr, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, self.a_last,
+                self.G3_first, self.run_slot, self.run_rem, self.run_e, self.run_U, self.wait_slot, self.w_idx,
+                self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone)
 
     def triple_bonus(self) -> np.ndarray:
         """3·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
@@ -187,47 +200,105 @@ class _Bounds:
         return G
 
     def running(self, act):
-        """Per running set: (Σ remaining rounds, least start offset e_j of every request beside it, its
-        memory U at rounds t + 1.. while it runs, |A|) (:func:`running_parts`)."""
-        got = self.running_cache.get(act)
-        if got is None:
-            ids = np.array([i for i, _ in act], dtype=np.int64)
-            ages = np.array([age for _, age in act], dtype=np.int64)
-            remaining, e, U = running_parts(ids, ages, self.s_arr, self.o_arr, self.M)
-            got = self.running_cache[act] = (int(remaining), e, U, len(act))
-        return got
+        """(Σ remaining rounds, least start offset e_j of every request beside it, its memory U at rounds
+        t + 1.. while it runs, |A|) of the running set ``act`` ((id, age) pairs; :func:`running_parts`)."""
+        ids = np.array([i for i, _ in act], dtype=np.int64)
+        ages = np.array([age for _, age in act], dtype=np.int64)
+        remaining, e, U = running_parts(ids, ages, self.s_arr, self.o_arr, self.M)
+        return int(remaining), e, U, len(act)
 
     def waiting(self, W):
-        """Per waiting set: (members, their o, prefix sums of their sorted volumes, the chain's subsets
-        (:meth:`chain`), size)."""
-        got = self.waiting_cache.get(W)
-        if got is None:
-            members = [j for j in range(self.n) if W >> j & 1]
-            idx = np.array(members, dtype=np.int64)
-            V = np.cumsum(np.sort(np.array([self.vol[j] for j in members], dtype=np.int64)))
-            m = len(members)
-            gone = np.stack([np.argsort(key, kind="stable")[:m - 2] for key in (self.o_arr[idx], self.p_arr[idx])])
-            bits = np.concatenate([np.zeros((2, 1), dtype=np.int64), np.cumsum(np.left_shift(1, idx[gone]), axis=1)],
-                                  axis=1)
-            U = (W - bits).ravel()                    # W less its r shortest, then its r smallest-peak requests
-            drops = (self.G3_first[U][:, idx], 3 * np.tile(m - np.arange(m - 1), 2), gone)
-            got = (idx, self.o_arr[idx], V, drops, m)
-            self.waiting_cache[W] = got
-        return got
+        """(members, their o, prefix sums of their sorted volumes, the chain's subsets (first_G, size3, gone)
+        (:func:`waiting_parts`), size) of the waiting set W."""
+        idx, o_w, V, first_G, size3, gone = waiting_parts(W, self.o_arr, self.p_arr, self.vol_arr, self.G3_first)
+        return idx, o_w, V, (first_G, size3, gone), len(idx)
 
     def h(self, W, act, t):
-        remaining, e, U, q = self.running(act)
-        if not W:
-            return remaining
-        idx, o_w, V, drops, m = self.waiting(W)
-        return int(waiting_bound(remaining, e, U, q, self.M, self.span, idx, o_w, V, *drops, self.a_arr, t,
-                                 self.a_last))
+        ids = np.array([i for i, _ in act], dtype=np.int64)
+        ages = np.array([age for _, age in act], dtype=np.int64)
+        return int(state_bound(W, t, pack_ages(ids, ages), ids, ages, *self.caches()))
 
     @staticmethod
     def chain(c, drops) -> int:
         """(L) for the members' earliest completions ``c`` and the subsets ``drops`` of :meth:`waiting`
         (:func:`chain_bound`)."""
         return int(chain_bound(np.asarray(c, dtype=np.int64), *drops))
+
+
+@compiled
+def pack_ages(ids, ages):
+    """The running set (``ids``, ``ages`` >= 1) as 4 words of AGE_BITS-bit ages, request i in word i // 4 (0: not
+    running; 16 requests at most): the key of its cache entry and part of the state's key."""
+    words = np.zeros(4, dtype=np.int64)
+    for x in range(len(ids)):
+        words[ids[x] >> 2] |= ages[x] << ((ids[x] & 3) * 16)
+    return (words[0], words[1], words[2], words[3])
+
+
+@compiled
+def waiting_parts(W, o, p, vol, G3_first):
+    """The parts of h that depend on the waiting set W alone: its members idx (ascending), their o, the prefix
+    sums V of their sorted volumes, and the chain's subsets: W less its r requests of least o, then of least p
+    (stable order; r = 0..m − 2), as rows of first_G (3·min_j G[U_r, h, j] for the members h), size3 = 3|U_r|,
+    and gone (the members dropped in each order)."""
+    n = len(o)
+    m = 0
+    for j in range(n):
+        if W >> j & 1:
+            m += 1
+    idx = np.empty(m, dtype=np.int64)
+    x = 0
+    for j in range(n):
+        if W >> j & 1:
+            idx[x] = j
+            x += 1
+    V = np.cumsum(np.sort(vol[idx]))
+    drop = max(m - 2, 0)
+    gone = np.empty((2, drop), dtype=np.int64)
+    gone[0] = np.argsort(o[idx], kind="mergesort")[:drop]
+    gone[1] = np.argsort(p[idx], kind="mergesort")[:drop]
+    rows = max(m - 1, 0)
+    first_G = np.empty((2 * rows, m), dtype=np.int64)
+    size3 = np.empty(2 * rows, dtype=np.int64)
+    for order in range(2):
+        U = W
+        for r in range(rows):
+            if r > 0:
+                U -= 1 << idx[gone[order, r - 1]]
+            for y in range(m):
+                first_G[order * rows + r, y] = G3_first[U, idx[y]]
+            size3[order * rows + r] = 3 * (m - r)
+    return idx, o[idx], V, first_G, size3, gone
+
+
+@compiled
+def state_bound(W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_U,
+                wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
+    """h of the state (W, running requests ``ids`` at ``ages`` packed as ``key``, t), its parts taken from the
+    caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, :func:`waiting_bound`)."""
+    if key in run_slot:
+        slot = run_slot[key]
+    else:
+        remaining, e, U = running_parts(ids, ages, s, o, M)
+        slot = len(run_rem)
+        run_rem.append(remaining)
+        run_e.append(e)
+        run_U.append(U)
+        run_slot[key] = slot
+    if W == 0:
+        return run_rem[slot]
+    x = wait_slot[W]
+    if x < 0:
+        idx, o_w, V, first_G, size3, gone = waiting_parts(W, o, p, vol, G3_first)
+        x = wait_slot[W] = len(w_idx)
+        w_idx.append(idx)
+        w_o.append(o_w)
+        w_V.append(V)
+        w_first.append(first_G)
+        w_s3.append(size3)
+        w_gone.append(gone)
+    return waiting_bound(run_rem[slot], run_e[slot], run_U[slot], len(ids), M, span, w_idx[x], w_o[x], w_V[x],
+                         w_first[x], w_s3[x], w_gone[x], a, t, a_last)
 
 
 @compiled
@@ -300,118 +371,250 @@ def refuse_if_too_large(inst) -> None:
         raise InputError(f"--formulation: 'latency-astar' searches instances of at most {MAX_REQUESTS} requests "
                          f"(its chain table has 2^n·n² entries); {inst.name} has {inst.n}; "
                          f"{LatencyIP.scalable_alternative}")
+    if int(inst.output.max()) >= 1 << AGE_BITS:
+        raise InputError(f"--formulation: 'latency-astar' packs ages in {AGE_BITS} bits, so outputs below "
+                         f"{1 << AGE_BITS}; {inst.name} has one of {int(inst.output.max())}; "
+                         f"{LatencyIP.scalable_alternative}")
+
+
+#: what a call of :func:`_expand` ended with
+RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
+
+
+@compiled
+def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span, a_last,
+            G3_first, run_slot, run_rem, run_e, run_U, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
+    """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers: ``heap`` of
+    (f, −g, node), ``nodes`` of (W, t, the running set's 4 age words, path), ``paths`` of (t, X started at t,
+    parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once everything has arrived, age words) to
+    its least g, ``counters`` = [expanded, g and path of the goal, f of the node that met the state limit, the
+    least f in the heap, states stored]. Returns RUNNING (budget spent), GOAL, EMPTY (no node below ``ub`` is
+    left) or FULL (over ``max_states``)."""
+    code = _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M,
+                         span, a_last, G3_first, run_slot, run_rem, run_e, run_U, wait_slot, w_idx, w_o, w_V, w_first,
+                         w_s3, w_gone)
+    counters[4] = heap[0][0] if len(heap) > 0 else BIG
+    counters[5] = len(best_g)
+    return code
+
+
+@compiled
+def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span,
+                  a_last, G3_first, run_slot, run_rem, run_e, run_U, wait_slot, w_idx, w_o, w_V, w_first, w_s3,
+                  w_gone):
+    """The loop of :func:`_expand`."""
+    n = len(s)
+    words = np.zeros(4, dtype=np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    ages = np.empty(n, dtype=np.int64)
+    arrived = np.empty(n, dtype=np.int64)
+    peak_d = np.empty((n + 1, 2 * n), dtype=np.int64)     # per depth of the move enumeration: completion offsets
+    peak_load = np.empty((n + 1, 2 * n), dtype=np.int64)  # and the memory then
+    member_id = np.empty(2 * n, dtype=np.int64)           # running requests, then the ones started by the move
+    member_age = np.empty(2 * n, dtype=np.int64)
+    X_at = np.empty(n + 1, dtype=np.int64)
+    next_q = np.empty(n + 1, dtype=np.int64)
+    age_next = np.empty(n, dtype=np.int64)
+    ids2 = np.empty(n, dtype=np.int64)
+    ages2 = np.empty(n, dtype=np.int64)
+    for _ in range(budget):
+        if len(heap) == 0:
+            return EMPTY
+        f, neg_g, node = heapq.heappop(heap)
+        g = -neg_g
+        W, t, w0, w1, w2, w3, path = nodes[node]
+        if best_g.get((W, t if t < a_last else -1, w0, w1, w2, w3), BIG) < g:
+            continue                                  # reached more cheaply since
+        if W == 0 and w0 == 0 and w1 == 0 and w2 == 0 and w3 == 0:
+            counters[1] = g
+            counters[2] = path
+            return GOAL
+        counters[0] += 1
+        if len(best_g) > max_states:
+            counters[3] = f
+            return FULL
+        words[0], words[1], words[2], words[3] = w0, w1, w2, w3
+        q = 0
+        for i in range(n):
+            age = (words[i >> 2] >> ((i & 3) * 16)) & AGE_MASK
+            if age > 0:
+                ids[q] = i
+                ages[q] = age
+                q += 1
+        n_arr = 0
+        n_wait = 0
+        for j in range(n):
+            if W >> j & 1:
+                n_wait += 1
+                if a[j] <= t:
+                    arrived[n_arr] = j
+                    n_arr += 1
+        cost = q + n_arr
+        if q == 0 and n_arr == 0:                     # nothing to do before the next arrival: jump
+            t_next = BIG
+            for j in range(n):
+                if W >> j & 1:
+                    t_next = min(t_next, a[j])
+            key2 = (W, t_next if t_next < a_last else -1, w0, w1, w2, w3)
+            if best_g.get(key2, BIG) > g:
+                best_g[key2] = g
+                nodes.append((W, t_next, w0, w1, w2, w3, path))
+                heapq.heappush(heap, (f, -g, len(nodes) - 1))
+            continue
+        # peaks of the running set: (completion offset d, memory then); a start of j adds s_j + d
+        for x in range(q):
+            i, age = ids[x], ages[x]
+            d = o[i] - age
+            load = 0
+            for y in range(q):
+                if ages[y] + d <= o[ids[y]]:
+                    load += s[ids[y]] + ages[y] + d
+            peak_d[0, x] = d
+            peak_load[0, x] = load
+            member_id[x] = i
+            member_age[x] = age
+        idle_dominated = q == 0 and n_arr == n_wait   # all left have arrived: something starts now
+        # the moves: memory-feasible sets X of arrived requests, depth first (X grows by requests of higher q)
+        depth = 0
+        X_at[0] = 0
+        next_q[0] = 0
+        new = True
+        while depth >= 0:
+            if new:
+                new = False
+                X = X_at[depth]
+                if not (X == 0 and idle_dominated):
+                    age_next[:] = 0
+                    for y in range(q + depth):
+                        if member_age[y] + 1 < o[member_id[y]]:
+                            age_next[member_id[y]] = member_age[y] + 1
+                    q2 = 0
+                    for i in range(n):
+                        if age_next[i] > 0:
+                            ids2[q2] = i
+                            ages2[q2] = age_next[i]
+                            q2 += 1
+                    key = pack_ages(ids2[:q2], ages2[:q2])
+                    W2, t2, g2 = W & ~X, t + 1, g + cost
+                    key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
+                    if best_g.get(key2, BIG) > g2:
+                        f2 = max(g2 + state_bound(W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
+                                                  a_last, G3_first, run_slot, run_rem, run_e, run_U, wait_slot,
+                                                  w_idx, w_o, w_V, w_first, w_s3, w_gone), f)   # pathmax
+                        if f2 < ub:
+                            best_g[key2] = g2
+                            path2 = path
+                            if X != 0:
+                                paths.append((t, X, path))
+                                path2 = len(paths) - 1
+                            nodes.append((W2, t2, key[0], key[1], key[2], key[3], path2))
+                            heapq.heappush(heap, (f2, -g2, len(nodes) - 1))
+            if next_q[depth] >= n_arr:
+                depth -= 1
+                continue
+            at = next_q[depth]
+            next_q[depth] += 1
+            j = arrived[at]
+            X = X_at[depth]
+            if before[j] & W & ~X:
+                continue                              # an identical request listed earlier still waits
+            n_peaks = q + depth
+            ok = True
+            for x in range(n_peaks):
+                if peak_d[depth, x] <= o[j] and peak_load[depth, x] + s[j] + peak_d[depth, x] > M:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            own = s[j] + o[j]
+            for y in range(n_peaks):
+                if member_age[y] + o[j] <= o[member_id[y]]:
+                    own += s[member_id[y]] + member_age[y] + o[j]
+            if own > M:
+                continue
+            for x in range(n_peaks):
+                d = peak_d[depth, x]
+                peak_d[depth + 1, x] = d
+                peak_load[depth + 1, x] = peak_load[depth, x] + (s[j] + d if d <= o[j] else 0)
+            peak_d[depth + 1, n_peaks] = o[j]
+            peak_load[depth + 1, n_peaks] = own
+            member_id[n_peaks] = j
+            member_age[n_peaks] = 0
+            X_at[depth + 1] = X | (1 << j)
+            next_q[depth + 1] = at + 1
+            depth += 1
+            new = True
+    return RUNNING
+
+
+@compiled
+def path_starts(paths, path, n):
+    """The start round of every request on the path ending at ``path`` (entries (t, X started at t, parent))."""
+    starts = np.zeros(n, dtype=np.int64)
+    while path >= 0:
+        t, X, path = paths[path]
+        for i in range(n):
+            if X >> i & 1:
+                starts[i] = t
+    return starts
+
+
+#: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
+CHECK_SECONDS = 0.02
 
 
 def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: float | None = None,
                  max_states: int = MAX_STATES, stop_when=None) -> SearchResult:
     """Best-first search of the module docstring. ``upper``/``upper_starts``: a verified incumbent (its
     total latency and start rounds), returned when nothing better exists. ``stop_when`` (a
-    threading.Event): stop with status "stopped" and the bound so far (a portfolio partner finished)."""
+    threading.Event): stop with status "stopped" and the bound so far (a portfolio partner finished).
+    The search runs in :func:`_expand`, compiled, in slices of about ``CHECK_SECONDS``."""
+    from .astar_containers import new_search
+
     refuse_if_too_large(inst)
     t_enter = time.perf_counter()
-    a = [int(x) for x in inst.arrival]
-    s = [int(x) for x in inst.prompt]
-    o = [int(x) for x in inst.output]
+    a, s, o = ([int(x) for x in v] for v in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
     bounds = _Bounds(a, s, o, M)
-    a_last = max(a)
-    before = [0] * n                                  # the identical request listed just before (symmetry)
+    before = np.zeros(n, dtype=np.int64)              # the identical request listed just before (symmetry)
     for group in identical_groups(inst):
         for i, j in zip(group, group[1:]):
             before[j] = 1 << i
     ub = BIG if upper is None else int(round(upper))
-    full = (1 << n) - 1
-    t0 = min(a)
-    h0 = bounds.h(full, (), t0)
-    heap = [(h0, 0, t0, full, (), None)]
-    best_g = {(full, (), t0 if t0 < a_last else -1): 0}
-    expanded = 0
-    found = None
+    full, t0 = (1 << n) - 1, min(a)
+    heap, nodes, paths, best_g = new_search(full, t0, t0 if t0 < bounds.a_last else -1, bounds.h(full, (), t0))
+    counters = np.zeros(6, dtype=np.int64)
 
-    def finish(status, bound):
-        if found is not None:
-            g, path = found
-            starts = np.zeros(n, dtype=np.int64)
-            while path is not None:
-                t, X, path = path
-                for i in range(n):
-                    if X >> i & 1:
-                        starts[i] = t
-            return SearchResult(status, float(g), starts, float(bound), expanded, len(best_g),
-                                time.perf_counter() - t_enter)
+    def finish(status, bound, goal=None):
+        expanded, states = int(counters[0]), int(counters[5])
+        if goal is not None:
+            return SearchResult(status, float(goal), path_starts(paths, counters[2], n), float(bound), expanded,
+                                states, time.perf_counter() - t_enter)
         starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
-        return SearchResult(status, None if upper is None else float(upper), starts, float(bound), expanded,
-                            len(best_g), time.perf_counter() - t_enter)
+        return SearchResult(status, None if upper is None else float(upper), starts, float(bound), expanded, states,
+                            time.perf_counter() - t_enter)
 
-    while heap:
-        f, g, t, W, act, path = heapq.heappop(heap)
-        g = -g
-        key = (W, act, t if t < a_last else -1)
-        if best_g.get(key, BIG) < g:
-            continue                                  # reached more cheaply since
-        if W == 0 and not act:
-            found = (g, path)
-            return finish("optimal", g)
-        expanded += 1
-        if len(best_g) > max_states:
-            return finish("feasible", min(f, ub))
+    budget = 64
+    while True:
+        t_slice = time.perf_counter()
+        code = _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters,
+                       *bounds.caches())
+        if code == GOAL:
+            return finish("optimal", counters[1], int(counters[1]))
+        if code == EMPTY:
+            return finish("optimal", ub)              # nothing beats the incumbent: it is optimal
+        if code == FULL:
+            return finish("feasible", min(int(counters[3]), ub))
+        frontier = min(int(counters[4]), ub)          # the least f of the open nodes: a certified bound
         if REQUESTED.is_set():
-            return finish("interrupted", min(f, ub))
+            return finish("interrupted", frontier)
         if stop_when is not None and stop_when.is_set():
-            return finish("stopped", min(f, ub))
-        if deadline is not None and time.perf_counter() > deadline:
-            return finish("time_limit", min(f, ub))
-        arrived = [j for j in range(n) if W >> j & 1 and a[j] <= t]
-        cost = len(act) + len(arrived)
-        if not act and not arrived:                   # nothing to do before the next arrival: jump
-            t_next = min(a[j] for j in range(n) if W >> j & 1)
-            key2 = (W, act, t_next if t_next < a_last else -1)
-            if best_g.get(key2, BIG) > g:
-                best_g[key2] = g
-                heapq.heappush(heap, (f, -g, t_next, W, act, path))
-            continue
-        # peaks of the running set: (completion offset d, memory then); a start of j adds s_j + d
-        peaks = []
-        for i, age in act:
-            d = o[i] - age
-            peaks.append([d, sum(s[k] + ag + d for k, ag in act if ag + d <= o[k])])
-        moves = []
-
-        def extend(pos, X, peaks, members):
-            moves.append((X, members))
-            for q in range(pos, len(arrived)):
-                j = arrived[q]
-                if before[j] & W & ~X:
-                    continue                          # an identical request listed earlier still waits
-                ok = True
-                for d, load in peaks:
-                    if d <= o[j] and load + s[j] + d > M:
-                        ok = False
-                        break
-                if not ok:
-                    continue
-                own = s[j] + o[j] + sum(s[k] + ag + o[j] for k, ag in members if ag + o[j] <= o[k])
-                if own > M:
-                    continue
-                grown = [[d, load + s[j] + d if d <= o[j] else load] for d, load in peaks] + [[o[j], own]]
-                extend(q + 1, X | (1 << j), grown, members + [(j, 0)])
-
-        extend(0, 0, peaks, list(act))
-        idle_dominated = not act and len(arrived) == W.bit_count()   # all left have arrived
-        for X, members in moves:
-            if X == 0 and idle_dominated:
-                continue
-            nxt = tuple(sorted((i, age + 1) for i, age in members if age + 1 < o[i]))
-            W2, t2, g2 = W & ~X, t + 1, g + cost
-            key2 = (W2, nxt, t2 if t2 < a_last else -1)
-            if best_g.get(key2, BIG) <= g2:
-                continue
-            f2 = max(g2 + bounds.h(W2, nxt, t2), f)   # pathmax
-            if f2 >= ub:
-                continue
-            best_g[key2] = g2
-            heapq.heappush(heap, (f2, -g2, t2, W2, nxt, (t, X, path) if X else path))
-    return finish("optimal", ub)                      # nothing beats the incumbent: it is optimal
+            return finish("stopped", frontier)
+        now = time.perf_counter()
+        if deadline is not None and now > deadline:
+            return finish("time_limit", frontier)
+        took = now - t_slice                          # aim the next slice at CHECK_SECONDS
+        budget = int(min(max(budget * CHECK_SECONDS / max(took, 1e-4), 16), 4 * budget))
 
 
 @FORMULATIONS.register("latency-astar")

@@ -1,0 +1,37 @@
+"""The numba containers of ``latency-astar``'s search and bound caches, made by compiled functions.
+
+Made and used only inside compiled code: from Python, each first use of a typed container's method compiles
+it (about 0.1-1 s each, not cached on disk), which cost 3 s per process before the search had started. This
+module imports numba, so :mod:`lpbench.formulations.latency_astar` imports it only when a search starts."""
+from __future__ import annotations
+
+from numba import njit, types
+from numba.typed import Dict, List
+
+AGE_WORDS = 4        # the running set's ages, packed: 16 requests x 16 bits (latency_astar.pack_ages)
+_ENTRY = types.UniTuple(types.int64, 3)
+_NODE = types.UniTuple(types.int64, 3 + AGE_WORDS)
+_KEY = types.UniTuple(types.int64, 2 + AGE_WORDS)
+_AGES = types.UniTuple(types.int64, AGE_WORDS)
+
+
+@njit(cache=True)
+def new_caches():
+    """The bound's caches: running sets (packed ages -> slot of Σ remaining, e, U) and waiting sets' parts
+    (by slot: idx, o_w, V, first_G, size3, gone)."""
+    return (Dict.empty(_AGES, types.int64), List.empty_list(types.int64), List.empty_list(types.int64[:]),
+            List.empty_list(types.int64[:]), List.empty_list(types.int64[:]), List.empty_list(types.int64[:]),
+            List.empty_list(types.int64[:]), List.empty_list(types.int64[:, :]), List.empty_list(types.int64[:]),
+            List.empty_list(types.int64[:, :]))
+
+
+@njit(cache=True)
+def new_search(W, t, t_key, f):
+    """The search's heap of (f, −g, node), nodes (W, t, age words, path), paths (t, X, parent) and best_g (state
+    key -> least g), holding the start state (W, t) with nothing running at g = 0 and f."""
+    heap, nodes = List.empty_list(_ENTRY), List.empty_list(_NODE)
+    paths, best_g = List.empty_list(_ENTRY), Dict.empty(_KEY, types.int64)
+    heap.append((f, 0, 0))
+    nodes.append((W, t, 0, 0, 0, 0, -1))
+    best_g[(W, t_key, 0, 0, 0, 0)] = 0
+    return heap, nodes, paths, best_g
