@@ -17,8 +17,8 @@ _AGES = types.UniTuple(types.int64, AGE_WORDS)
 
 @njit(cache=True)
 def new_caches():
-    """The bound's caches: running sets (packed ages -> slot of Σ remaining, e, U) and waiting sets' parts
-    (by slot: idx, o_w, V, first_G, size3, gone)."""
+    """The bound's caches: running sets (packed ages -> slot of Σ remaining, e, prefix sums of U) and waiting
+    sets' parts (by slot: idx, o_w, V, first_G, size3, gone)."""
     return (Dict.empty(_AGES, types.int64), List.empty_list(types.int64), List.empty_list(types.int64[:]),
             List.empty_list(types.int64[:]), List.empty_list(types.int64[:]), List.empty_list(types.int64[:]),
             List.empty_list(types.int64[:]), List.empty_list(types.int64[:, :]), List.empty_list(types.int64[:]),

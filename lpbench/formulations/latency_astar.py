@@ -165,14 +165,14 @@ class _Bounds:
         # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 67 MB at n = 16)
         self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
         self.a_last = max(a)
-        (self.run_slot, self.run_rem, self.run_e, self.run_U, self.w_idx, self.w_o, self.w_V, self.w_first,
+        (self.run_slot, self.run_rem, self.run_e, self.run_used, self.w_idx, self.w_o, self.w_V, self.w_first,
          self.w_s3, self.w_gone) = new_caches()
         self.wait_slot = np.full(1 << n, -1, dtype=np.int64)
 
     def caches(self) -> tuple:
         """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches."""
         return (self.a_arr, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, self.a_last,
-                self.G3_first, self.run_slot, self.run_rem, self.run_e, self.run_U, self.wait_slot, self.w_idx,
+                self.G3_first, self.run_slot, self.run_rem, self.run_e, self.run_used, self.wait_slot, self.w_idx,
                 self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone)
 
     def triple_bonus(self) -> np.ndarray:
@@ -272,7 +272,7 @@ def waiting_parts(W, o, p, vol, G3_first):
 
 
 @compiled
-def state_bound(W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_U,
+def state_bound(W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
                 wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
     """h of the state (W, running requests ``ids`` at ``ages`` packed as ``key``, t), its parts taken from the
     caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, :func:`waiting_bound`)."""
@@ -283,7 +283,7 @@ def state_bound(W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first
         slot = len(run_rem)
         run_rem.append(remaining)
         run_e.append(e)
-        run_U.append(U)
+        run_used.append(np.cumsum(U))
         run_slot[key] = slot
     if W == 0:
         return run_rem[slot]
@@ -297,21 +297,28 @@ def state_bound(W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first
         w_first.append(first_G)
         w_s3.append(size3)
         w_gone.append(gone)
-    return waiting_bound(run_rem[slot], run_e[slot], run_U[slot], len(ids), M, span, w_idx[x], w_o[x], w_V[x],
+    return waiting_bound(run_rem[slot], run_e[slot], run_used[slot], len(ids), M, span, w_idx[x], w_o[x], w_V[x],
                          w_first[x], w_s3[x], w_gone[x], a, t, a_last)
 
 
 @compiled
-def waiting_bound(remaining, e, U, q, M, span, idx, o_w, V, first_G, size3, gone, a, t, a_last):
-    """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`, q requests):
+def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, gone, a, t, a_last):
+    """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`, q requests;
+    ``used`` the prefix sums of its memory U, used[x − 1] = Σ_{d<=x} U(d) while it runs):
     remaining + max((V), (L)) − Σ forced waiting. c_j: j's earliest completion (e_j, or its arrival if later,
     plus o_j). (V): the k-th smallest volume V_k needs x_k rounds, the least offset x (searched up to
     ``span``; none there reads span + 1, still valid) at which the Lemma-3 capacity of k + q stretches less
     the running set's memory, K((M + ½)y − y²/2) − Σ_{d<=x} U(d) with y = min(x/K, M + ½), in floats that
     never round a tie up, or the free capacity Σ_{d<=x} (M − U(d)) reaches it; the k-th completion is at
     least x_k and the k-th smallest c. (L): :func:`chain_bound`. Compiled; ``tests/test_latency_astar.py``
-    checks it against its numpy form."""
-    m, reach = len(idx), len(U)
+    checks it against its numpy form.
+
+    The searches over x skip what cannot hold, which changes no value: the free capacity is nondecreasing in
+    x and V_k in k, so its least x is too, and the scan goes on from the previous one; and the Lemma-3
+    capacity is at most (M + ½)x (both branches of y), so no x with (M + ½)x − Σ_{d<=x} U(d) <= V_k − 1
+    reaches V_k − 1e-6 even with rounding, and the least x past those (again nondecreasing in k) is where
+    the Lemma-3 scan starts."""
+    m, reach = len(idx), len(used)
     c = np.empty(m, dtype=np.int64)
     late = 0
     for j in range(m):
@@ -320,23 +327,21 @@ def waiting_bound(remaining, e, U, q, M, span, idx, o_w, V, first_G, size3, gone
             wait = max(a[idx[j]] - t, 0)
             c[j] = max(e[idx[j]], wait) + o_w[j]
             late += wait
-    used = np.zeros(span + 1, dtype=np.int64)         # used[x] = Σ_{d<=x} U(d)
-    for x in range(1, span + 1):
-        used[x] = used[x - 1] + (U[x - 1] if x <= reach else 0)
+    total = used[reach - 1] if reach > 0 else 0       # Σ_{d<=x} U(d) for x >= reach
     c_sorted = np.sort(c)
     volume = 0
+    x_free, x_lo = 1, 1
     for k in range(m):
+        while x_free <= span and M * x_free - (used[x_free - 1] if x_free <= reach else total) < V[k]:
+            x_free += 1
+        while x_lo <= span and 2 * (M * x_lo - (used[x_lo - 1] if x_lo <= reach else total)) + x_lo <= 2 * V[k] - 2:
+            x_lo += 1
         target, K = V[k] - 1e-6, np.float64(k + 1 + q)
         x_rows = span + 1
-        for x in range(1, span + 1):
+        for x in range(x_lo, span + 1):
             y = min(x / K, M + 0.5)
-            if K * ((M + 0.5) * y - y * y / 2) - used[x] >= target:
+            if K * ((M + 0.5) * y - y * y / 2) - (used[x - 1] if x <= reach else total) >= target:
                 x_rows = x
-                break
-        x_free = span + 1
-        for x in range(1, span + 1):
-            if M * x - used[x] >= V[k]:
-                x_free = x
                 break
         volume += max(max(x_rows, x_free), c_sorted[k])
     pair = c[0] if m == 1 else chain_bound(c, first_G, size3, gone)
@@ -383,7 +388,7 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 @compiled
 def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span, a_last,
-            G3_first, run_slot, run_rem, run_e, run_U, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
+            G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers: ``heap`` of
     (f, −g, node), ``nodes`` of (W, t, the running set's 4 age words, path), ``paths`` of (t, X started at t,
     parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once everything has arrived, age words) to
@@ -391,8 +396,8 @@ def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters
     least f in the heap, states stored]. Returns RUNNING (budget spent), GOAL, EMPTY (no node below ``ub`` is
     left) or FULL (over ``max_states``)."""
     code = _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M,
-                         span, a_last, G3_first, run_slot, run_rem, run_e, run_U, wait_slot, w_idx, w_o, w_V, w_first,
-                         w_s3, w_gone)
+                         span, a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V,
+                         w_first, w_s3, w_gone)
     counters[4] = heap[0][0] if len(heap) > 0 else BIG
     counters[5] = len(best_g)
     return code
@@ -400,7 +405,7 @@ def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters
 
 @compiled
 def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span,
-                  a_last, G3_first, run_slot, run_rem, run_e, run_U, wait_slot, w_idx, w_o, w_V, w_first, w_s3,
+                  a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3,
                   w_gone):
     """The loop of :func:`_expand`."""
     n = len(s)
@@ -499,7 +504,7 @@ def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, co
                     key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
                     if best_g.get(key2, BIG) > g2:
                         f2 = max(g2 + state_bound(W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
-                                                  a_last, G3_first, run_slot, run_rem, run_e, run_U, wait_slot,
+                                                  a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot,
                                                   w_idx, w_o, w_V, w_first, w_s3, w_gone), f)   # pathmax
                         if f2 < ub:
                             best_g[key2] = g2
