@@ -257,14 +257,16 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
                                     f"objective {val} vs verified {best.objective})")
         build_seconds = time.perf_counter() - t0
+        left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_enter), MIN_SOLVE_SECONDS))
+        # the limit the solver gets: what the policies, the search and the certify step left of the whole one
+        limit = f"time limit {left.time_limit:.1f}s of {profile.time_limit:g}s"
         if log and getattr(cls, "closed_form", False):
-            log(f"running {getattr(cls, 'engine', 'the closed form')} (time limit {profile.time_limit:g}s)"
+            log(f"running {getattr(cls, 'engine', 'the closed form')} ({limit})"
                 + ("; incumbent " + best.name if warm is not None else ""))
         elif log:
             log(f"  {model.n_vars} variables, {model.n_rows} {'intervals' if native else 'rows'}, built in "
                 f"{build_seconds:.2f}s" + ("; warm start from " + best.name if warm is not None else ""))
-            log(f"solving with {profile.name} ({profile.backend}, time limit {profile.time_limit:g}s)")
-        left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_enter), MIN_SOLVE_SECONDS))
+            log(f"solving with {profile.name} ({profile.backend}, {limit})")
         res = form.solve(left, warm) if native else model.reported(backend.solve(model, left, warm))
         if log:
             log(f"  {res.status} in {res.solve_seconds:.2f}s")
