@@ -158,7 +158,7 @@ class _Bounds:
         self.s, self.o, self.M = s, o, M
         self.n = n = len(s)
         self.span = sum(o) + max(o) + 2   # offsets x searched (a bound beyond them reads span + 1: still valid)
-        self.w = pair_separation(s, o, M).tolist()     # Lemma 2 (tests read it as lists)
+        self.w = pair_separation(s, o, M).tolist()     # Lemma 2, w[h][j]
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
         self.vol_arr = self.s_arr * self.o_arr + self.o_arr * (self.o_arr + 1) // 2
