@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from lpbench.formulations.latency_astar import _Bounds, astar_search
+from lpbench.formulations.latency_astar import _Bounds, astar_search, pack_ages, state_bound
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -281,6 +281,28 @@ def test_compiled_bound_equals_the_numpy_form():
                 W = sum(1 << j for j in range(b.n) if j not in started)
                 t = int(rng.integers(0, b.a_last + 3))
                 assert b.h(W, act, t) == numpy_h(b, W, act, t)
+
+
+def test_bound_with_a_pruning_threshold_is_h_or_reaches_it():
+    """The search passes UB − g as ``enough``: the bound may then stop after (L), but only with a value that
+    reaches the threshold (so the state is pruned either way), and never above h."""
+    rng = np.random.default_rng(13)
+    early = 0
+    for k in range(4):
+        inst = jaillet_prefix(k, 11)
+        b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+        for _ in range(40):
+            act = random_running_set(b, rng, 3)
+            started = {i for i, _ in act} | set(rng.permutation(b.n)[:rng.integers(0, b.n)].tolist())
+            W = sum(1 << j for j in range(b.n) if j not in started)
+            ids = np.array([i for i, _ in act], dtype=np.int64)
+            ages = np.array([age for _, age in act], dtype=np.int64)
+            h = b.h(W, act, 0)
+            for enough in (h - 40, h - 3, h, h + 1):
+                value = state_bound(enough, W, 0, pack_ages(ids, ages), ids, ages, *b.caches())
+                assert value == h or h > value >= enough
+                early += value < h
+    assert early > 0                                   # the threshold does cut some bounds short
 
 
 def test_compiled_running_parts_equal_the_numpy_form():

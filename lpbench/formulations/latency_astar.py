@@ -216,7 +216,7 @@ class _Bounds:
     def h(self, W, act, t):
         ids = np.array([i for i, _ in act], dtype=np.int64)
         ages = np.array([age for _, age in act], dtype=np.int64)
-        return int(state_bound(W, t, pack_ages(ids, ages), ids, ages, *self.caches()))
+        return int(state_bound(BIG, W, t, pack_ages(ids, ages), ids, ages, *self.caches()))
 
     @staticmethod
     def chain(c, drops) -> int:
@@ -272,10 +272,11 @@ def waiting_parts(W, o, p, vol, G3_first):
 
 
 @compiled
-def state_bound(W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
-                wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
+def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e,
+                run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
     """h of the state (W, running requests ``ids`` at ``ages`` packed as ``key``, t), its parts taken from the
-    caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, :func:`waiting_bound`)."""
+    caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, :func:`waiting_bound`), or a
+    smaller bound that reaches ``enough`` (:func:`waiting_bound`)."""
     if key in run_slot:
         slot = run_slot[key]
     else:
@@ -298,11 +299,11 @@ def state_bound(W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first
         w_s3.append(size3)
         w_gone.append(gone)
     return waiting_bound(run_rem[slot], run_e[slot], run_used[slot], len(ids), M, span, w_idx[x], w_o[x], w_V[x],
-                         w_first[x], w_s3[x], w_gone[x], a, t, a_last)
+                         w_first[x], w_s3[x], w_gone[x], a, t, a_last, enough)
 
 
 @compiled
-def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, gone, a, t, a_last):
+def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, gone, a, t, a_last, enough):
     """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`, q requests;
     ``used`` the prefix sums of its memory U, used[x − 1] = Σ_{d<=x} U(d) while it runs):
     remaining + max((V), (L)) − Σ forced waiting. c_j: j's earliest completion (e_j, or its arrival if later,
@@ -317,7 +318,11 @@ def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, g
     x and V_k in k, so its least x is too, and the scan goes on from the previous one; and the Lemma-3
     capacity is at most (M + ½)x (both branches of y), so no x with (M + ½)x − Σ_{d<=x} U(d) <= V_k − 1
     reaches V_k − 1e-6 even with rounding, and the least x past those (again nondecreasing in k) is where
-    the Lemma-3 scan starts."""
+    the Lemma-3 scan starts.
+
+    (L) is computed first: when remaining + (L) − Σ forced waiting already reaches ``enough`` (the search
+    passes UB − g, so the state is pruned whatever (V) adds), that smaller value is returned without (V);
+    ``enough`` above every bound gives h itself."""
     m, reach = len(idx), len(used)
     c = np.empty(m, dtype=np.int64)
     late = 0
@@ -327,6 +332,9 @@ def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, g
             wait = max(a[idx[j]] - t, 0)
             c[j] = max(e[idx[j]], wait) + o_w[j]
             late += wait
+    pair = c[0] if m == 1 else chain_bound(c, first_G, size3, gone)
+    if remaining + pair - late >= enough:
+        return remaining + pair - late
     total = used[reach - 1] if reach > 0 else 0       # Σ_{d<=x} U(d) for x >= reach
     c_sorted = np.sort(c)
     volume = 0
@@ -344,7 +352,6 @@ def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, g
                 x_rows = x
                 break
         volume += max(max(x_rows, x_free), c_sorted[k])
-    pair = c[0] if m == 1 else chain_bound(c, first_G, size3, gone)
     return remaining + max(volume, pair) - late
 
 
@@ -503,7 +510,7 @@ def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, co
                     W2, t2, g2 = W & ~X, t + 1, g + cost
                     key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
                     if best_g.get(key2, BIG) > g2:
-                        f2 = max(g2 + state_bound(W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
+                        f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
                                                   a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot,
                                                   w_idx, w_o, w_V, w_first, w_s3, w_gone), f)   # pathmax
                         if f2 < ub:
