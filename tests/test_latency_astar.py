@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from lpbench.formulations.latency_astar import _Bounds, astar_search, pack_ages, state_bound
+from lpbench.formulations.latency_astar import _Bounds, astar_search, pack_ages, running_arrays, state_bound
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -266,6 +266,14 @@ def random_running_set(b, rng, most):
     return tuple(sorted(act))
 
 
+def random_state(b, rng):
+    """A random running set of up to 3 requests (:func:`random_running_set`) and a random waiting set W among
+    the other requests."""
+    act = random_running_set(b, rng, 3)
+    started = {i for i, _ in act} | set(rng.permutation(b.n)[:rng.integers(0, b.n)].tolist())
+    return act, sum(1 << j for j in range(b.n) if j not in started)
+
+
 def test_compiled_bound_equals_the_numpy_form():
     """h of random states (waiting set, running set, time before and after the last arrival) on Jaillet
     prefixes of both models equals its numpy form."""
@@ -276,9 +284,7 @@ def test_compiled_bound_equals_the_numpy_form():
             inst = parse_instance({"memory": d["memory"], "requests": {x: v[:11] for x, v in d["requests"].items()}})
             b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
             for _ in range(40):
-                act = random_running_set(b, rng, 3)
-                started = {i for i, _ in act} | set(rng.permutation(b.n)[:rng.integers(0, b.n)].tolist())
-                W = sum(1 << j for j in range(b.n) if j not in started)
+                act, W = random_state(b, rng)
                 t = int(rng.integers(0, b.a_last + 3))
                 assert b.h(W, act, t) == numpy_h(b, W, act, t)
 
@@ -292,11 +298,8 @@ def test_bound_with_a_pruning_threshold_is_h_or_reaches_it():
         inst = jaillet_prefix(k, 11)
         b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
         for _ in range(40):
-            act = random_running_set(b, rng, 3)
-            started = {i for i, _ in act} | set(rng.permutation(b.n)[:rng.integers(0, b.n)].tolist())
-            W = sum(1 << j for j in range(b.n) if j not in started)
-            ids = np.array([i for i, _ in act], dtype=np.int64)
-            ages = np.array([age for _, age in act], dtype=np.int64)
+            act, W = random_state(b, rng)
+            ids, ages = running_arrays(act)
             h = b.h(W, act, 0)
             for enough in (h - 40, h - 3, h, h + 1):
                 value = state_bound(enough, W, 0, pack_ages(ids, ages), ids, ages, *b.caches())

@@ -202,9 +202,7 @@ class _Bounds:
     def running(self, act):
         """(Σ remaining rounds, least start offset e_j of every request beside it, its memory U at rounds
         t + 1.. while it runs, |A|) of the running set ``act`` ((id, age) pairs; :func:`running_parts`)."""
-        ids = np.array([i for i, _ in act], dtype=np.int64)
-        ages = np.array([age for _, age in act], dtype=np.int64)
-        remaining, e, U = running_parts(ids, ages, self.s_arr, self.o_arr, self.M)
+        remaining, e, U = running_parts(*running_arrays(act), self.s_arr, self.o_arr, self.M)
         return int(remaining), e, U, len(act)
 
     def waiting(self, W):
@@ -214,8 +212,7 @@ class _Bounds:
         return idx, o_w, V, (first_G, size3, gone), len(idx)
 
     def h(self, W, act, t):
-        ids = np.array([i for i, _ in act], dtype=np.int64)
-        ages = np.array([age for _, age in act], dtype=np.int64)
+        ids, ages = running_arrays(act)
         return int(state_bound(BIG, W, t, pack_ages(ids, ages), ids, ages, *self.caches()))
 
     @staticmethod
@@ -225,13 +222,18 @@ class _Bounds:
         return int(chain_bound(np.asarray(c, dtype=np.int64), *drops))
 
 
+def running_arrays(act) -> tuple[np.ndarray, np.ndarray]:
+    """The running set ``act`` ((id, age) pairs) as the kernels take it: (ids, ages)."""
+    return (np.array([i for i, _ in act], dtype=np.int64), np.array([age for _, age in act], dtype=np.int64))
+
+
 @compiled
 def pack_ages(ids, ages):
     """The running set (``ids``, ``ages`` >= 1) as 4 words of AGE_BITS-bit ages, request i in word i // 4 (0: not
     running; 16 requests at most): the key of its cache entry and part of the state's key."""
     words = np.zeros(4, dtype=np.int64)
     for x in range(len(ids)):
-        words[ids[x] >> 2] |= ages[x] << ((ids[x] & 3) * 16)
+        words[ids[x] >> 2] |= ages[x] << ((ids[x] & 3) * AGE_BITS)
     return (words[0], words[1], words[2], words[3])
 
 
@@ -323,7 +325,7 @@ def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, g
     (L) is computed first: when remaining + (L) − Σ forced waiting already reaches ``enough`` (the search
     passes UB − g, so the state is pruned whatever (V) adds), that smaller value is returned without (V);
     ``enough`` above every bound gives h itself."""
-    m, reach = len(idx), len(used)
+    m = len(idx)
     c = np.empty(m, dtype=np.int64)
     late = 0
     for j in range(m):
@@ -335,24 +337,32 @@ def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, g
     pair = c[0] if m == 1 else chain_bound(c, first_G, size3, gone)
     if remaining + pair - late >= enough:
         return remaining + pair - late
-    total = used[reach - 1] if reach > 0 else 0       # Σ_{d<=x} U(d) for x >= reach
     c_sorted = np.sort(c)
     volume = 0
     x_free, x_lo = 1, 1
     for k in range(m):
-        while x_free <= span and M * x_free - (used[x_free - 1] if x_free <= reach else total) < V[k]:
+        while x_free <= span and M * x_free - used_until(used, x_free) < V[k]:
             x_free += 1
-        while x_lo <= span and 2 * (M * x_lo - (used[x_lo - 1] if x_lo <= reach else total)) + x_lo <= 2 * V[k] - 2:
+        while x_lo <= span and 2 * (M * x_lo - used_until(used, x_lo)) + x_lo <= 2 * V[k] - 2:
             x_lo += 1
         target, K = V[k] - 1e-6, np.float64(k + 1 + q)
         x_rows = span + 1
         for x in range(x_lo, span + 1):
             y = min(x / K, M + 0.5)
-            if K * ((M + 0.5) * y - y * y / 2) - (used[x - 1] if x <= reach else total) >= target:
+            if K * ((M + 0.5) * y - y * y / 2) - used_until(used, x) >= target:
                 x_rows = x
                 break
         volume += max(max(x_rows, x_free), c_sorted[k])
     return remaining + max(volume, pair) - late
+
+
+@compiled
+def used_until(used, x):
+    """Σ_{d<=x} U(d) for x >= 1 from the running set's prefix sums ``used`` (constant after its last round)."""
+    reach = len(used)
+    if reach == 0:
+        return 0
+    return used[x - 1] if x <= reach else used[reach - 1]
 
 
 @compiled
@@ -448,7 +458,7 @@ def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, co
         words[0], words[1], words[2], words[3] = w0, w1, w2, w3
         q = 0
         for i in range(n):
-            age = (words[i >> 2] >> ((i & 3) * 16)) & AGE_MASK
+            age = (words[i >> 2] >> ((i & 3) * AGE_BITS)) & AGE_MASK   # as pack_ages packs it
             if age > 0:
                 ids[q] = i
                 ages[q] = age
