@@ -6,7 +6,8 @@ import time
 import numpy as np
 import pytest
 
-from lpbench.formulations.latency_astar import _Bounds, astar_search, pack_ages, running_arrays, state_bound
+from lpbench.formulations.latency_astar import (_Bounds, astar_search, build_patterns, pack_ages, pattern_members,
+                                               running_arrays, state_bound)
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -380,3 +381,77 @@ def test_portfolio_stopped_by_its_deadline_returns_a_certified_bound():
     assert 100 <= bound <= 775 and source in ("latency-astar", "latency-event") and "optimal" not in message
     assert better is None or (better[0] == "latency-event"
                                and verify(inst, better[1]).metrics["total_latency"] < total_latency(inst, start))
+
+
+def subset_instance(inst, members):
+    """The requests ``members`` of ``inst`` alone, every one arrived at 0 (what a pattern entry solves)."""
+    return parse_instance({"memory": int(inst.memory), "requests": {
+        "arrival": [0] * len(members), "prompt": [int(inst.prompt[j]) for j in members],
+        "output": [int(inst.output[j]) for j in members]}})
+
+
+def patterned_bounds(inst, size, levels=None):
+    b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+    build_patterns(b, np.zeros(inst.n, dtype=np.int64), pattern_members(b, size), levels)
+    return b
+
+
+def test_patterns_are_the_optima_of_subsets(solved):
+    """Every entry of (P)'s table is the brute-force optimum of its subset alone, all arrived at 0."""
+    for seed, inst, _ in solved[:25]:
+        b = patterned_bounds(inst, inst.n)
+        for S in range(1, 1 << inst.n):
+            members = [j for j in range(inst.n) if S >> j & 1]
+            assert b.pattern[S] == brute_force(subset_instance(inst, members)), (seed, S)
+
+
+def schedule_states(inst, starts):
+    """The search's states along a schedule: at each t, (g so far, W not yet started, running (id, age))."""
+    a, o = inst.arrival.astype(int), inst.output.astype(int)
+    C = starts + o
+    for t in range(int(a.min()), int(C.max()) + 1):
+        g = int(np.maximum(np.minimum(t, C) - a, 0).sum())
+        W = sum(1 << j for j in range(inst.n) if starts[j] >= t)
+        act = tuple((j, t - int(starts[j])) for j in range(inst.n) if starts[j] < t < C[j])
+        yield t, g, W, act
+
+
+def test_pattern_bound_admissible_along_optimal_schedules(solved):
+    """With (P) over every request, g + h <= OPT at every state of an optimal schedule (h is admissible
+    there), and (P) meets OPT at the start of the instances where all arrive together (so an entry one too
+    high would show)."""
+    tight = 0
+    for seed, inst, opt in solved:
+        b = patterned_bounds(inst, inst.n, levels=range(inst.n, 0, -1))
+        starts = astar_search(inst, pattern_size=0).starts
+        for t, g, W, act in schedule_states(inst, starts):
+            h = b.h(W, act, t)
+            assert g + h <= opt, (seed, t)
+            tight += g + h == opt
+        if inst.arrival.max() == 0:
+            assert b.h((1 << inst.n) - 1, (), 0) == opt, seed
+    assert tight > 100
+
+
+def test_search_with_patterns_equals_brute_force(solved):
+    """With (P) on 3 of the requests, and on all of them, the search still returns OPT (arrivals included),
+    and its early-stop bounds stay below it."""
+    for seed, inst, opt in solved:
+        for size in (3, inst.n):
+            found = astar_search(inst, pattern_size=size)
+            assert found.status == "optimal" and found.objective == opt == found.bound, (seed, size)
+            assert total_latency(inst, found.starts) == opt
+            assert astar_search(inst, pattern_size=size, max_states=3).bound <= opt, (seed, size)
+
+
+def test_patterns_raise_the_root_bound_on_a_jaillet_prefix():
+    """Draw 8, first 13 requests: (P) over the 10 largest lifts the root bound toward OPT and the search
+    proves the same optimum with fewer states."""
+    inst = jaillet_prefix(8, 13)
+    plain = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+    full = (1 << inst.n) - 1
+    with_p = patterned_bounds(inst, 10, levels=(10, 8))
+    without, found = astar_search(inst, pattern_size=0), astar_search(inst, pattern_size=10)
+    assert found.objective == without.objective and found.status == without.status == "optimal"
+    assert plain.h(full, (), 0) < with_p.h(full, (), 0) <= found.objective
+    assert found.expanded < without.expanded

@@ -3,8 +3,8 @@
 The time-indexed IP grows with the horizon and its LP relaxation smooths the memory ramps away; the
 completion-time relaxations (:mod:`lpbench.formulations.completion`) are strong but CP-SAT proves them
 slowly. This module searches the schedules themselves, round by round, and prunes with lower bounds
-built from the same lemmas. It proves small instances (up to 14-16 requests) and, stopped early, still
-returns a certified lower bound.
+built from the same lemmas and from exact optima of subsets. It proves small instances (up to 16 requests)
+and, stopped early, still returns a certified lower bound.
 
 **States.** At time t (before the starts of round t+1 are chosen) the future depends only on W, the
 requests not yet started, and A, the running requests with their ages α_i = t − k_i ∈ [1, o_i − 1]
@@ -61,7 +61,17 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   The chain charges only its first completion its c, so one short request makes it weak; (L) is
   taken over subsets U ⊆ W, each request left out counted at its own c_j (:meth:`_Bounds.chain`).
 
-h = Σ_A (o_i − α_i) + max((V), (L)) − Σ_{j∈W} max(0, a_j − t).
+* (P) *patterns* (additive pattern databases, as in heuristic search): the optimum of every subset S of the
+  ``pattern_size`` requests of largest peak, G1, alone and all arrived, is tabulated before the search
+  (:func:`build_patterns`, by this search on the subsets, smallest first). The requests of W ∩ G1 cannot
+  start before t + δ (δ their least earliest start beside A), and the schedule restricted to them is a
+  schedule of them alone, so they cost at least |W ∩ G1|·δ + pattern[W ∩ G1]; W − G1 is bounded by the
+  rest of h on its own. The chain and the volume see requests pairwise, by threes or by memory-time;
+  the table sees how ten large requests really interleave (first 15 requests of jaillet-model1 draw 8:
+  root bound 304 without, 345 with, OPT 374).
+
+h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 and for G1 less its two
+smallest-peak members.
 
 **Certificates.** With an incumbent UB (a verified schedule), nodes with f >= UB are dropped: if the
 search empties, UB is optimal. Stopped early (time or state limit), the least f among open nodes (and
@@ -168,12 +178,16 @@ class _Bounds:
         (self.run_slot, self.run_rem, self.run_e, self.run_used, self.w_idx, self.w_o, self.w_V, self.w_first,
          self.w_s3, self.w_gone) = new_caches()
         self.wait_slot = np.full(1 << n, -1, dtype=np.int64)
+        # (P): the optima of subsets, and the nested sets G1 it is applied with, filled by build_patterns
+        self.pattern, self.G1s = np.zeros(1 << n, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
-    def caches(self) -> tuple:
-        """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches."""
-        return (self.a_arr, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, self.a_last,
+    def caches(self, relaxed: bool = False) -> tuple:
+        """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches;
+        ``relaxed``: with every arrival at 0 (the subsets of :func:`build_patterns`)."""
+        a, a_last = (np.zeros(self.n, dtype=np.int64), 0) if relaxed else (self.a_arr, self.a_last)
+        return (a, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, a_last,
                 self.G3_first, self.run_slot, self.run_rem, self.run_e, self.run_used, self.wait_slot, self.w_idx,
-                self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone)
+                self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone, self.pattern, self.G1s)
 
     def triple_bonus(self) -> np.ndarray:
         """3·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
@@ -275,10 +289,13 @@ def waiting_parts(W, o, p, vol, G3_first):
 
 @compiled
 def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e,
-                run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
+                run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s):
     """h of the state (W, running requests ``ids`` at ``ages`` packed as ``key``, t), its parts taken from the
     caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, :func:`waiting_bound`), or a
-    smaller bound that reaches ``enough`` (:func:`waiting_bound`)."""
+    smaller bound that reaches ``enough`` (:func:`waiting_bound`); then (P), the pattern bound: with
+    ``pattern[S]`` the optimum of S ⊆ G1 alone (:func:`build_patterns`; 0 where not built) and δ the least
+    start offset max(e_j, a_j − t) of the members of S = W ∩ G1, remaining + pattern[S] + |S|·δ − Σ_S forced
+    waiting + h of W − G1 beside the running set."""
     if key in run_slot:
         slot = run_slot[key]
     else:
@@ -290,6 +307,40 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
         run_slot[key] = slot
     if W == 0:
         return run_rem[slot]
+    x = waiting_slot(W, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone)
+    h = waiting_bound(run_rem[slot], run_e[slot], run_used[slot], len(ids), M, span, w_idx[x], w_o[x], w_V[x],
+                      w_first[x], w_s3[x], w_gone[x], a, t, a_last, enough)
+    for level in range(len(G1s)):                     # (P) for each nested G1, largest first
+        if h >= enough:
+            return h
+        G1 = G1s[level]
+        S = W & G1
+        if pattern[S] == 0:
+            continue
+        # the schedule restricted to S = W ∩ G1 schedules it alone from t + δ, δ the least of its members'
+        # earliest starts beside the running set; forced waiting is subtracted as in h
+        e = run_e[slot]
+        delta, late, size = BIG, 0, 0
+        for j in range(len(a)):
+            if S >> j & 1:
+                wait = max(a[j] - t, 0) if t < a_last else 0
+                delta = min(delta, max(e[j], wait))
+                late += wait
+                size += 1
+        part = pattern[S] + size * delta - late
+        rest = W & ~G1
+        if rest == 0:
+            h = max(h, run_rem[slot] + part)
+            continue
+        y = waiting_slot(rest, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone)
+        h = max(h, part + waiting_bound(run_rem[slot], run_e[slot], run_used[slot], len(ids), M, span, w_idx[y],
+                                        w_o[y], w_V[y], w_first[y], w_s3[y], w_gone[y], a, t, a_last, enough - part))
+    return h
+
+
+@compiled
+def waiting_slot(W, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
+    """The cache slot of the waiting set W's parts (:func:`waiting_parts`), computed on first use."""
     x = wait_slot[W]
     if x < 0:
         idx, o_w, V, first_G, size3, gone = waiting_parts(W, o, p, vol, G3_first)
@@ -300,8 +351,7 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
         w_first.append(first_G)
         w_s3.append(size3)
         w_gone.append(gone)
-    return waiting_bound(run_rem[slot], run_e[slot], run_used[slot], len(ids), M, span, w_idx[x], w_o[x], w_V[x],
-                         w_first[x], w_s3[x], w_gone[x], a, t, a_last, enough)
+    return x
 
 
 @compiled
@@ -405,7 +455,7 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 @compiled
 def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span, a_last,
-            G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
+            G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers: ``heap`` of
     (f, −g, node), ``nodes`` of (W, t, the running set's 4 age words, path), ``paths`` of (t, X started at t,
     parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once everything has arrived, age words) to
@@ -414,7 +464,7 @@ def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters
     left) or FULL (over ``max_states``)."""
     code = _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M,
                          span, a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V,
-                         w_first, w_s3, w_gone)
+                         w_first, w_s3, w_gone, pattern, G1s)
     counters[4] = heap[0][0] if len(heap) > 0 else BIG
     counters[5] = len(best_g)
     return code
@@ -423,7 +473,7 @@ def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters
 @compiled
 def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span,
                   a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3,
-                  w_gone):
+                  w_gone, pattern, G1s):
     """The loop of :func:`_expand`."""
     n = len(s)
     words = np.zeros(4, dtype=np.int64)
@@ -522,7 +572,8 @@ def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, co
                     if best_g.get(key2, BIG) > g2:
                         f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
                                                   a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot,
-                                                  w_idx, w_o, w_V, w_first, w_s3, w_gone), f)   # pathmax
+                                                  w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s),
+                                 f)   # pathmax
                         if f2 < ub:
                             best_g[key2] = g2
                             path2 = path
@@ -581,18 +632,21 @@ def path_starts(paths, path, n):
     return starts
 
 
+#: at most this share of the time to the deadline goes to (P)'s table (:func:`build_patterns`)
+PATTERN_SHARE = 0.2
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 
 
 def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: float | None = None,
-                 max_states: int = MAX_STATES, stop_when=None) -> SearchResult:
+                 max_states: int = MAX_STATES, stop_when=None, pattern_size: int | None = None,
+                 pattern_levels=None) -> SearchResult:
     """Best-first search of the module docstring. ``upper``/``upper_starts``: a verified incumbent (its
     total latency and start rounds), returned when nothing better exists. ``stop_when`` (a
     threading.Event): stop with status "stopped" and the bound so far (a portfolio partner finished).
-    The search runs in :func:`_expand`, compiled, in slices of about ``CHECK_SECONDS``."""
-    from .astar_containers import new_search
-
+    ``pattern_size``: how many requests the pattern bound (P) tabulates (:func:`build_patterns`; default
+    :func:`default_pattern_size`, 0 for none). The search runs in :func:`_expand`, compiled, in slices of
+    about ``CHECK_SECONDS``."""
     refuse_if_too_large(inst)
     t_enter = time.perf_counter()
     a, s, o = ([int(x) for x in v] for v in (inst.arrival, inst.prompt, inst.output))
@@ -602,41 +656,122 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     for group in identical_groups(inst):
         for i, j in zip(group, group[1:]):
             before[j] = 1 << i
+    size = default_pattern_size(n) if pattern_size is None else pattern_size
+    if size > 0:
+        budget = None if deadline is None else PATTERN_SHARE * (deadline - time.perf_counter())
+        build_patterns(bounds, before, pattern_members(bounds, size), pattern_levels, deadline, stop_when, budget)
     ub = BIG if upper is None else int(round(upper))
     full, t0 = (1 << n) - 1, min(a)
-    heap, nodes, paths, best_g = new_search(full, t0, t0 if t0 < bounds.a_last else -1, bounds.h(full, (), t0))
+    found = _best_first(bounds.caches(), before, full, t0, t0 if t0 < bounds.a_last else -1,
+                        bounds.h(full, (), t0), ub, deadline, max_states, stop_when)
+    seconds = time.perf_counter() - t_enter
+    if found.goal is not None:
+        return SearchResult(found.status, float(found.goal), path_starts(found.paths, found.goal_path, n),
+                            float(found.bound), found.expanded, found.states, seconds)
+    starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
+    return SearchResult(found.status, None if upper is None else float(upper), starts, float(found.bound),
+                        found.expanded, found.states, seconds)
+
+
+class _Found:
+    """What one best-first run ended with: status, the goal's g and path (None, −1 without one), the certified
+    bound, the containers' paths, and counters."""
+
+    def __init__(self, status, bound, counters, paths, goal=None):
+        self.status, self.bound, self.paths, self.goal = status, bound, paths, goal
+        self.goal_path = int(counters[2]) if goal is not None else -1
+        self.expanded, self.states = int(counters[0]), int(counters[5])
+
+
+def _best_first(caches, before, W0, t0, t_key, f0, ub, deadline, max_states, stop_when) -> _Found:
+    """The search from (W0, t0, nothing running) at root bound f0, with the arguments ``caches`` of
+    :func:`state_bound`, in slices of about ``CHECK_SECONDS`` between checks of the deadline, the partner's
+    stop and Ctrl-C."""
+    from .astar_containers import new_search
+
+    heap, nodes, paths, best_g = new_search(W0, t0, t_key, f0)
     counters = np.zeros(6, dtype=np.int64)
-
-    def finish(status, bound, goal=None):
-        expanded, states = int(counters[0]), int(counters[5])
-        if goal is not None:
-            return SearchResult(status, float(goal), path_starts(paths, counters[2], n), float(bound), expanded,
-                                states, time.perf_counter() - t_enter)
-        starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
-        return SearchResult(status, None if upper is None else float(upper), starts, float(bound), expanded, states,
-                            time.perf_counter() - t_enter)
-
     budget = 64
     while True:
         t_slice = time.perf_counter()
-        code = _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters,
-                       *bounds.caches())
+        code = _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, *caches)
         if code == GOAL:
-            return finish("optimal", counters[1], int(counters[1]))
+            return _Found("optimal", int(counters[1]), counters, paths, goal=int(counters[1]))
         if code == EMPTY:
-            return finish("optimal", ub)              # nothing beats the incumbent: it is optimal
+            return _Found("optimal", ub, counters, paths)   # nothing beats the incumbent: it is optimal
         if code == FULL:
-            return finish("feasible", min(int(counters[3]), ub))
+            return _Found("feasible", min(int(counters[3]), ub), counters, paths)
         frontier = min(int(counters[4]), ub)          # the least f of the open nodes: a certified bound
         if REQUESTED.is_set():
-            return finish("interrupted", frontier)
+            return _Found("interrupted", frontier, counters, paths)
         if stop_when is not None and stop_when.is_set():
-            return finish("stopped", frontier)
+            return _Found("stopped", frontier, counters, paths)
         now = time.perf_counter()
         if deadline is not None and now > deadline:
-            return finish("time_limit", frontier)
+            return _Found("time_limit", frontier, counters, paths)
         took = now - t_slice                          # aim the next slice at CHECK_SECONDS
         budget = int(min(max(budget * CHECK_SECONDS / max(took, 1e-4), 16), 4 * budget))
+
+
+def default_pattern_size(n: int) -> int:
+    """How many requests (P) tabulates by default: none below 12 requests (the search alone proves those
+    within a second or two), else 10."""
+    return 0 if n < 12 else min(n, 10)
+
+
+def pattern_members(bounds, size: int) -> list[int]:
+    """The ``size`` requests of largest peak p = s + o (then longest o, then lowest index), in that order: the
+    ones whose interactions the chain and the volume see least well."""
+    return sorted(range(bounds.n), key=lambda j: (-bounds.p_arr[j], -bounds.o_arr[j], j))[:size]
+
+
+def build_patterns(bounds, before, members, levels=None, deadline=None, stop_when=None, budget=None) -> int:
+    """Fill ``bounds.pattern[S]`` for every S ⊆ ``members`` with the optimum of S alone: every member arrived
+    at t = 0 and nothing running, Σ_{j∈S} C_j, each by the search with (P) of its proper subsets, which are
+    already tabulated: in stages k = 1, 2, …, the subsets made of members[k − 1] and any of the k − 1 before it
+    (in increasing order). A stage is not begun when ``budget`` seconds would likely be passed (a stage costs
+    about twice the one before), and one stopped by ``deadline`` keeps what it has (a subset stopped early
+    keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
+    members for k in ``levels`` (default: the members tabulated and two fewer), which one table serves.
+    Returns how many members were tabulated in full.
+
+    Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
+    alone: dropping requests (the running ones and W − G1) only frees memory, and arrivals only forbid starts.
+    No member of S starts before t + δ (δ = min over S of max(e_j, a_j − t): e_j is j's least start offset
+    beside A alone, and memory is only heavier with more requests), so shifted by t + δ it is a schedule of S
+    from time 0, and Σ_S (C_j − t) >= |S|·δ + pattern[S]. The latency still to come splits by request,
+    Σ_A (o_i − α_i) + Σ_S (C_j − t) + Σ_{W−G1} (C_j − t) − Σ_W forced waiting, and the part of W − G1 is
+    bounded by h of W − G1 beside A (its running set as it is), so (P) is at most the cost still to come,
+    like every other part of h."""
+    masks = [sum(1 << j for j in members[:k]) for k in range(len(members) + 1)]
+    relaxed = bounds.caches(relaxed=True)
+    t_start, last, done = time.perf_counter(), 0.0, 0
+    for k in range(1, len(members) + 1):
+        now = time.perf_counter()
+        if budget is not None and now - t_start + 2 * last > budget:
+            break
+        bounds.G1s = np.array([masks[k]], dtype=np.int64)   # while building: the exact table of proper subsets
+        relaxed = relaxed[:-1] + (bounds.G1s,)
+        new, T = 1 << members[k - 1], 0
+        while True:
+            if (deadline is not None and time.perf_counter() > deadline) or (stop_when is not None and stop_when.is_set()):
+                break
+            S = T | new
+            f0 = state_bound(BIG, S, 0, (0, 0, 0, 0), _NONE, _NONE, *relaxed)
+            bounds.pattern[S] = _best_first(relaxed, before, S, 0, -1, f0, BIG, deadline, MAX_STATES, stop_when).bound
+            T = (T - masks[k - 1]) & masks[k - 1]         # the next subset of the members before
+            if T == 0:
+                done = k
+                break
+        if done < k:
+            break
+        last = time.perf_counter() - now
+    levels = [k for k in (done, done - 2) if k > 0] if levels is None else [k for k in levels if k <= done]
+    bounds.G1s = np.array([masks[k] for k in sorted(levels, reverse=True)], dtype=np.int64)
+    return done
+
+
+_NONE = np.zeros(0, dtype=np.int64)
 
 
 @FORMULATIONS.register("latency-astar")
