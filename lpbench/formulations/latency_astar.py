@@ -634,6 +634,9 @@ def path_starts(paths, path, n):
 
 #: at most this share of the time to the deadline goes to (P)'s table (:func:`build_patterns`)
 PATTERN_SHARE = 0.2
+#: a stage of that table (one more member) costs about this many times the one before: 3-7x from 9 to 12
+#: members on the first 16 requests of jaillet-model1 draw 15 (scratch measurement)
+STAGE_GROWTH = 4
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 
@@ -714,9 +717,10 @@ def _best_first(caches, before, W0, t0, t_key, f0, ub, deadline, max_states, sto
 
 
 def default_pattern_size(n: int) -> int:
-    """How many requests (P) tabulates by default: none below 12 requests (the search alone proves those
-    within a second or two), else 10."""
-    return 0 if n < 12 else min(n, 10)
+    """How many requests (P) may tabulate by default: none below 12 requests (the search alone proves those
+    within a second or two), else n − 2 up to 12 (2^12 subsets; a deadline may stop the table sooner:
+    :func:`build_patterns`)."""
+    return 0 if n < 12 else min(n - 2, 12)
 
 
 def pattern_members(bounds, size: int) -> list[int]:
@@ -730,7 +734,7 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     at t = 0 and nothing running, Σ_{j∈S} C_j, each by the search with (P) of its proper subsets, which are
     already tabulated: in stages k = 1, 2, …, the subsets made of members[k − 1] and any of the k − 1 before it
     (in increasing order). A stage is not begun when ``budget`` seconds would likely be passed (a stage costs
-    about twice the one before), and one stopped by ``deadline`` keeps what it has (a subset stopped early
+    about ``STAGE_GROWTH`` times the one before), and one stopped by ``deadline`` keeps what it has (a subset stopped early
     keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
     members for k in ``levels`` (default: the members tabulated and two fewer), which one table serves.
     Returns how many members were tabulated in full.
@@ -748,7 +752,7 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     t_start, last, done = time.perf_counter(), 0.0, 0
     for k in range(1, len(members) + 1):
         now = time.perf_counter()
-        if budget is not None and now - t_start + 2 * last > budget:
+        if budget is not None and now - t_start + STAGE_GROWTH * last > budget:
             break
         bounds.G1s = np.array([masks[k]], dtype=np.int64)   # while building: the exact table of proper subsets
         relaxed = relaxed[:-1] + (bounds.G1s,)
@@ -766,6 +770,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
         if done < k:
             break
         last = time.perf_counter() - now
+        if k == 1:                                    # one search of one request: first use compiles the kernels
+            t_start, last = time.perf_counter(), 0.0
     levels = [k for k in (done, done - 2) if k > 0] if levels is None else [k for k in levels if k <= done]
     bounds.G1s = np.array([masks[k] for k in sorted(levels, reverse=True)], dtype=np.int64)
     return done
