@@ -70,8 +70,8 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   the table sees how ten large requests really interleave (first 15 requests of jaillet-model1 draw 8:
   root bound 304 without, 345 with, OPT 374).
 
-h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 and for G1 less its two
-smallest-peak members.
+h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 and for G1 less its
+last one, two and three members (by peak).
 
 **Certificates.** With an incumbent UB (a verified schedule), nodes with f >= UB are dropped: if the
 search empties, UB is optimal. Stopped early (time or state limit), the least f among open nodes (and
@@ -110,11 +110,13 @@ CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
 class SearchResult:
     """What the search found: status ("optimal", "time_limit", "feasible" at the state limit,
     "interrupted"), the best objective and its starts (None if no schedule beat the incumbent and none
-    was given), the certified lower bound, and counters."""
+    was given), the certified lower bound, and counters: states expanded and stored, seconds, the root's
+    bound h and how many requests (P) tabulated."""
 
-    def __init__(self, status, objective, starts, bound, expanded, states, seconds):
+    def __init__(self, status, objective, starts, bound, expanded, states, seconds, root=None, tabulated=0):
         self.status, self.objective, self.starts, self.bound = status, objective, starts, bound
         self.expanded, self.states, self.seconds = expanded, states, seconds
+        self.root, self.tabulated = root, tabulated
 
 
 @compiled
@@ -634,6 +636,10 @@ def path_starts(paths, path, n):
 
 #: at most this share of the time to the deadline goes to (P)'s table (:func:`build_patterns`)
 PATTERN_SHARE = 0.2
+#: (P) is applied with G1 = the first k members tabulated, for this many k down from all of them: which k
+#: is best varies by instance (first 16 requests of jaillet-model1: 12 on draw 15, 10 and 8 on draw 8;
+#: scratch measurement), and one table serves them all
+PATTERN_LEVELS = 4
 #: a stage of that table (one more member) costs about this many times the one before: 3-7x from 9 to 12
 #: members on the first 16 requests of jaillet-model1 draw 15 (scratch measurement)
 STAGE_GROWTH = 4
@@ -660,20 +666,23 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
         for i, j in zip(group, group[1:]):
             before[j] = 1 << i
     size = default_pattern_size(n) if pattern_size is None else pattern_size
+    tabulated = 0
     if size > 0:
         budget = None if deadline is None else PATTERN_SHARE * (deadline - time.perf_counter())
-        build_patterns(bounds, before, pattern_members(bounds, size), pattern_levels, deadline, stop_when, budget)
+        tabulated = build_patterns(bounds, before, pattern_members(bounds, size), pattern_levels, deadline, stop_when,
+                                   budget)
     ub = BIG if upper is None else int(round(upper))
     full, t0 = (1 << n) - 1, min(a)
-    found = _best_first(bounds.caches(), before, full, t0, t0 if t0 < bounds.a_last else -1,
-                        bounds.h(full, (), t0), ub, deadline, max_states, stop_when)
+    root = bounds.h(full, (), t0)
+    found = _best_first(bounds.caches(), before, full, t0, t0 if t0 < bounds.a_last else -1, root, ub, deadline,
+                        max_states, stop_when)
     seconds = time.perf_counter() - t_enter
+    counts = (found.expanded, found.states, seconds, root, tabulated)
     if found.goal is not None:
         return SearchResult(found.status, float(found.goal), path_starts(found.paths, found.goal_path, n),
-                            float(found.bound), found.expanded, found.states, seconds)
+                            float(found.bound), *counts)
     starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
-    return SearchResult(found.status, None if upper is None else float(upper), starts, float(found.bound),
-                        found.expanded, found.states, seconds)
+    return SearchResult(found.status, None if upper is None else float(upper), starts, float(found.bound), *counts)
 
 
 class _Found:
@@ -736,7 +745,7 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     (in increasing order). A stage is not begun when ``budget`` seconds would likely be passed (a stage costs
     about ``STAGE_GROWTH`` times the one before), and one stopped by ``deadline`` keeps what it has (a subset stopped early
     keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
-    members for k in ``levels`` (default: the members tabulated and two fewer), which one table serves.
+    members for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest sizes tabulated), which one table serves.
     Returns how many members were tabulated in full.
 
     Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
@@ -772,7 +781,7 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
         last = time.perf_counter() - now
         if k == 1:                                    # one search of one request: first use compiles the kernels
             t_start, last = time.perf_counter(), 0.0
-    levels = [k for k in (done, done - 2) if k > 0] if levels is None else [k for k in levels if k <= done]
+    levels = range(done, max(done - PATTERN_LEVELS, 0), -1) if levels is None else [k for k in levels if k <= done]
     bounds.G1s = np.array([masks[k] for k in sorted(levels, reverse=True)], dtype=np.int64)
     return done
 
@@ -806,7 +815,8 @@ class LatencyAStar(ClosedForm):
                "feasible": f"stopped at {MAX_STATES:,} states", "interrupted": "interrupted (Ctrl-C)"}[found.status]
         x = None if found.starts is None else found.starts.astype(np.float64)
         return SolveResult(found.status, found.objective, found.bound, found.seconds, x,
-                           f"{why}: {found.expanded:,} states expanded, {found.states:,} stored")
+                           f"{why}: {found.expanded:,} states expanded, {found.states:,} stored; root bound "
+                           f"{found.root:,}, exact optima of the subsets of {found.tabulated} requests in h")
 
     def extract(self, starts):
         return schedule_from_starts(self.inst, np.round(starts).astype(np.int64))
