@@ -435,13 +435,17 @@ def test_pattern_bound_admissible_along_optimal_schedules(solved):
 
 def test_search_with_patterns_equals_brute_force(solved):
     """With (P) on 3 of the requests, and on all of them, the search still returns OPT (arrivals included),
-    and its early-stop bounds stay below it."""
+    and its early-stop bounds stay below it; by default these small instances are proven by the search
+    without the table, which is then not built."""
     for seed, inst, opt in solved:
         for size in (3, inst.n):
-            found = astar_search(inst, pattern_size=size)
+            found = astar_search(inst, pattern_size=size, plain_seconds=None)
             assert found.status == "optimal" and found.objective == opt == found.bound, (seed, size)
+            assert found.tabulated == size
             assert total_latency(inst, found.starts) == opt
-            assert astar_search(inst, pattern_size=size, max_states=3).bound <= opt, (seed, size)
+            assert astar_search(inst, pattern_size=size, max_states=3, plain_seconds=None).bound <= opt, (seed, size)
+        plain = astar_search(inst, pattern_size=inst.n)      # tiny: proven before the table would be built
+        assert plain.tabulated == 0 and plain.objective == opt
 
 
 def test_patterns_raise_the_root_bound_on_a_jaillet_prefix():
@@ -451,7 +455,23 @@ def test_patterns_raise_the_root_bound_on_a_jaillet_prefix():
     plain = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
     full = (1 << inst.n) - 1
     with_p = patterned_bounds(inst, 10, levels=(10, 8))
-    without, found = astar_search(inst, pattern_size=0), astar_search(inst, pattern_size=10)
+    without, found = astar_search(inst, pattern_size=0), astar_search(inst, pattern_size=10, plain_seconds=None)
     assert found.objective == without.objective and found.status == without.status == "optimal"
     assert plain.h(full, (), 0) < with_p.h(full, (), 0) <= found.objective
     assert found.expanded < without.expanded
+
+
+def test_pattern_table_stops_at_its_budget_or_deadline(solved):
+    """With no time the table is not begun (nothing tabulated, (P) off) and the search is still exact; with
+    time, every request is tabulated and the root bound is OPT where all arrive together."""
+    seed, inst, opt = next((x for x in solved if x[1].n == 5))
+    b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+    zeros = np.zeros(inst.n, dtype=np.int64)
+    assert build_patterns(b, zeros, pattern_members(b, inst.n), budget=0.0) == 0 and len(b.G1s) == 0
+    assert build_patterns(b, zeros, pattern_members(b, inst.n), deadline=time.perf_counter() - 1) == 0
+    assert len(b.G1s) == 0 and not b.pattern.any()
+    found = astar_search(inst, pattern_size=inst.n, deadline=time.perf_counter() - 1)
+    assert found.tabulated == 0 and found.bound <= opt
+    full = astar_search(inst, pattern_size=inst.n, plain_seconds=None)
+    assert full.tabulated == inst.n and full.objective == opt and full.root <= opt
+    assert full.root == opt or inst.arrival.max() > 0, seed
