@@ -457,7 +457,8 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 @compiled
 def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span, a_last,
-            G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s):
+            G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern,
+            G1s):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers: ``heap`` of
     (f, −g, node), ``nodes`` of (W, t, the running set's 4 age words, path), ``paths`` of (t, X started at t,
     parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once everything has arrived, age words) to
@@ -658,7 +659,8 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     total latency and start rounds), returned when nothing better exists. ``stop_when`` (a
     threading.Event): stop with status "stopped" and the bound so far (a portfolio partner finished).
     ``pattern_size``: how many requests the pattern bound (P) tabulates (:func:`build_patterns`; default
-    :func:`default_pattern_size`, 0 for none); with a table to build, the search first runs ``plain_seconds``
+    :func:`default_pattern_size`, 0 for none) and ``pattern_levels`` the sizes of G1 it is applied at (default
+    :func:`build_patterns`'); with a table to build, the search first runs ``plain_seconds``
     without it (None: the table first). The search runs in :func:`_expand`, compiled, in slices of about
     ``CHECK_SECONDS``."""
     refuse_if_too_large(inst)
@@ -755,10 +757,10 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     at t = 0 and nothing running, Σ_{j∈S} C_j, each by the search with (P) of its proper subsets, which are
     already tabulated: in stages k = 1, 2, …, the subsets made of members[k − 1] and any of the k − 1 before it
     (in increasing order). A stage is not begun when ``budget`` seconds would likely be passed (a stage costs
-    about ``STAGE_GROWTH`` times the one before), and one stopped by ``deadline`` keeps what it has (a subset stopped early
-    keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
-    members for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest sizes tabulated), which one table serves.
-    Returns how many members were tabulated in full.
+    about ``STAGE_GROWTH`` times the one before), and one stopped by ``deadline`` keeps what it has (a subset
+    stopped early keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 =
+    the first k members for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest sizes tabulated), which
+    one table serves. Returns how many members were tabulated in full.
 
     Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
     alone: dropping requests (the running ones and W − G1) only frees memory, and arrivals only forbid starts.
@@ -769,17 +771,17 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     bounded by h of W − G1 beside A (its running set as it is), so (P) is at most the cost still to come,
     like every other part of h."""
     masks = [sum(1 << j for j in members[:k]) for k in range(len(members) + 1)]
-    relaxed = bounds.caches(relaxed=True)
     t_start, last, done = time.perf_counter(), 0.0, 0
     for k in range(1, len(members) + 1):
         now = time.perf_counter()
         if budget is not None and now - t_start + STAGE_GROWTH * last > budget:
             break
         bounds.G1s = np.array([masks[k]], dtype=np.int64)   # while building: the exact table of proper subsets
-        relaxed = relaxed[:-1] + (bounds.G1s,)
+        relaxed = bounds.caches(relaxed=True)
         new, T = 1 << members[k - 1], 0
         while True:
-            if (deadline is not None and time.perf_counter() > deadline) or (stop_when is not None and stop_when.is_set()):
+            if ((deadline is not None and time.perf_counter() > deadline)
+                    or (stop_when is not None and stop_when.is_set())):
                 break
             S = T | new
             f0 = state_bound(BIG, S, 0, (0, 0, 0, 0), _NONE, _NONE, *relaxed)
@@ -793,7 +795,9 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
         last = time.perf_counter() - now
         if k == 1:                                    # one search of one request: first use compiles the kernels
             t_start, last = time.perf_counter(), 0.0
-    levels = range(done, max(done - PATTERN_LEVELS, 0), -1) if levels is None else [k for k in levels if k <= done]
+    if levels is None:
+        levels = range(done, max(done - PATTERN_LEVELS, 0), -1)
+    levels = [k for k in levels if 0 < k <= done]
     bounds.G1s = np.array([masks[k] for k in sorted(levels, reverse=True)], dtype=np.int64)
     return done
 
