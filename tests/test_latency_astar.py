@@ -24,6 +24,11 @@ def random_instances(count=60):
         yield seed, slot_instance(1000 + seed, n=n, max_o=int(rng.integers(2, 6)), max_s=3, max_a=int(rng.integers(0, 4)))
 
 
+def bounds_of(inst):
+    """The search's bound tables (:class:`_Bounds`) of an instance."""
+    return _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+
+
 def total_latency(inst, starts):
     return int((starts + inst.output - inst.arrival).sum())
 
@@ -283,7 +288,7 @@ def test_compiled_bound_equals_the_numpy_form():
         for k in range(4):
             d = jaillet.instance(model, 0, k)
             inst = parse_instance({"memory": d["memory"], "requests": {x: v[:11] for x, v in d["requests"].items()}})
-            b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+            b = bounds_of(inst)
             for _ in range(40):
                 act, W = random_state(b, rng)
                 t = int(rng.integers(0, b.a_last + 3))
@@ -297,7 +302,7 @@ def test_bound_with_a_pruning_threshold_is_h_or_reaches_it():
     early = 0
     for k in range(4):
         inst = jaillet_prefix(k, 11)
-        b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+        b = bounds_of(inst)
         for _ in range(40):
             act, W = random_state(b, rng)
             ids, ages = running_arrays(act)
@@ -315,7 +320,7 @@ def test_compiled_running_parts_equal_the_numpy_form():
     rng = np.random.default_rng(11)
     for k in range(6):
         inst = jaillet_prefix(k, 12)
-        b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+        b = bounds_of(inst)
         for _ in range(30):
             act = random_running_set(b, rng, int(rng.integers(0, 4)))
             (remaining, e, U, q), want = b.running(act), numpy_running(b, act)
@@ -391,7 +396,7 @@ def subset_instance(inst, members):
 
 
 def patterned_bounds(inst, size, levels=None):
-    b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+    b = bounds_of(inst)
     build_patterns(b, np.zeros(inst.n, dtype=np.int64), pattern_members(b, size), levels)
     return b
 
@@ -452,7 +457,7 @@ def test_patterns_raise_the_root_bound_on_a_jaillet_prefix():
     """Draw 8, first 13 requests: (P) over the 10 largest lifts the root bound toward OPT and the search
     proves the same optimum with fewer states."""
     inst = jaillet_prefix(8, 13)
-    plain = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+    plain = bounds_of(inst)
     full = (1 << inst.n) - 1
     with_p = patterned_bounds(inst, 10, levels=(10, 8))
     without, found = astar_search(inst, pattern_size=0), astar_search(inst, pattern_size=10, plain_seconds=None)
@@ -465,7 +470,7 @@ def test_pattern_table_stops_at_its_budget_or_deadline(solved):
     """With no time the table is not begun (nothing tabulated, (P) off) and the search is still exact; with
     time, every request is tabulated and the root bound is OPT where all arrive together."""
     seed, inst, opt = next((x for x in solved if x[1].n == 5))
-    b = _Bounds(inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist(), int(inst.memory))
+    b = bounds_of(inst)
     zeros = np.zeros(inst.n, dtype=np.int64)
     assert build_patterns(b, zeros, pattern_members(b, inst.n), budget=0.0) == 0 and len(b.G1s) == 0
     assert build_patterns(b, zeros, pattern_members(b, inst.n), deadline=time.perf_counter() - 1) == 0

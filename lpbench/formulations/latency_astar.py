@@ -227,9 +227,10 @@ class _Bounds:
         idx, o_w, V, first_G, size3, gone = waiting_parts(W, self.o_arr, self.p_arr, self.vol_arr, self.G3_first)
         return idx, o_w, V, (first_G, size3, gone), len(idx)
 
-    def h(self, W, act, t):
+    def h(self, W, act, t, relaxed: bool = False):
+        """h of the state (W, running set ``act``, t) (:func:`state_bound`); ``relaxed`` as in :meth:`caches`."""
         ids, ages = running_arrays(act)
-        return int(state_bound(BIG, W, t, pack_ages(ids, ages), ids, ages, *self.caches()))
+        return int(state_bound(BIG, W, t, pack_ages(ids, ages), ids, ages, *self.caches(relaxed)))
 
     @staticmethod
     def chain(c, drops) -> int:
@@ -680,11 +681,11 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     if size == 0 or plain_seconds is not None:      # first without the table: easy instances end here
         end = deadline
         if size > 0:
-            end = time.perf_counter() + plain_seconds if deadline is None else min(deadline,
-                                                                                  time.perf_counter() + plain_seconds)
+            end = time.perf_counter() + plain_seconds
+            end = end if deadline is None else min(deadline, end)
         found = _best_first(bounds.caches(), before, full, t0, t_key, root, ub, end, max_states, stop_when)
-    if size > 0 and (found is None or (found.status == "time_limit"
-                                       and (deadline is None or time.perf_counter() < deadline))):
+    time_left = deadline is None or time.perf_counter() < deadline
+    if size > 0 and (found is None or (found.status == "time_limit" and time_left)):
         budget = None if deadline is None else PATTERN_SHARE * (deadline - time.perf_counter())
         tabulated = build_patterns(bounds, before, pattern_members(bounds, size), pattern_levels, deadline, stop_when,
                                    budget)
@@ -784,7 +785,7 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
                     or (stop_when is not None and stop_when.is_set())):
                 break
             S = T | new
-            f0 = state_bound(BIG, S, 0, (0, 0, 0, 0), _NONE, _NONE, *relaxed)
+            f0 = bounds.h(S, (), 0, relaxed=True)
             bounds.pattern[S] = _best_first(relaxed, before, S, 0, -1, f0, BIG, deadline, MAX_STATES, stop_when).bound
             T = (T - masks[k - 1]) & masks[k - 1]         # the next subset of the members before
             if T == 0:
@@ -800,9 +801,6 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     levels = [k for k in levels if 0 < k <= done]
     bounds.G1s = np.array([masks[k] for k in sorted(levels, reverse=True)], dtype=np.int64)
     return done
-
-
-_NONE = np.zeros(0, dtype=np.int64)
 
 
 @FORMULATIONS.register("latency-astar")
