@@ -361,9 +361,9 @@ def test_certify_step_proves_and_returns_a_better_schedule(monkeypatch):
 
 def test_certify_portfolio_cpsat_side_and_prompt_stop():
     """Draw 2, first 12 requests (many small requests): the event model on CP-SAT, beside the search,
-    proves 388 (in about 1 s; the search alone, with its pattern table, needs 8-9 s). At 10 requests,
-    the case here before, the compiled search proves 318 in 0.2 s and the race went either way. On draw 0's
-    first 8 the search proves 701 at once, and CP-SAT is stopped instead of running to its limit."""
+    proves 388 (in about 1 s; the search alone, with its pattern table, needs 8-9 s, scratch timing). At 10
+    requests, the case here before, the compiled search proves 318 in 0.2 s and the race went either way. On
+    draw 0's first 8 the search proves 701 at once, and CP-SAT is stopped instead of running to its limit."""
     rep = solve_instance(jaillet_prefix(2, 12), "latency-ip", "highs", 60, ["mc-sf"])
     assert rep["status"] == "optimal" and rep["objective"] == 388 and rep["bound_source"] == "latency-event"
     assert rep["variables"] is None                    # proven in the certify step
@@ -374,8 +374,8 @@ def test_certify_portfolio_cpsat_side_and_prompt_stop():
 
 
 def test_portfolio_stopped_by_its_deadline_returns_a_certified_bound():
-    """Draw 1, first 14 requests (OPT 775, which the search alone proves in about 11 s): after 2 s neither
-    side has finished, and the step returns the larger certified bound, above the floor and below 775."""
+    """Draw 1, first 14 requests (OPT 775, which the search alone proves in about 11 s, scratch timing): after
+    2 s neither side has finished, and the step returns the larger certified bound, above the floor and below 775."""
     from lpbench.solvers.base import SolverProfile
 
     inst = jaillet_prefix(1, 14)

@@ -68,7 +68,7 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   schedule of them alone, so they cost at least |W ∩ G1|·δ + pattern[W ∩ G1]; W − G1 is bounded by the
   rest of h on its own. The chain and the volume see requests pairwise, by threes or by memory-time;
   the table sees how ten large requests really interleave (first 15 requests of jaillet-model1 draw 8:
-  root bound 304 without, 345 with, OPT 374).
+  root bound 304 without, 345 with, OPT 374; scratch measurement, docs/seed004-certification.md).
 
 h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 and for G1 less its
 last one, two and three members (by peak).
@@ -638,7 +638,7 @@ def path_starts(paths, path, n):
 
 #: with a table to build, the search first runs this long without it (the ladder's easy draws end within it;
 #: with the table first, the median proof on the first 16 requests of 20 jaillet-model2 draws took 8.8 s
-#: instead of 3.0)
+#: instead of 3.0: ``bench_certify.py --models jaillet-model2 --count 20 --requests 16 --time-limit 60``)
 PLAIN_SECONDS = 1.0
 #: at most this share of the time to the deadline goes to (P)'s table (:func:`build_patterns`)
 PATTERN_SHARE = 0.2
