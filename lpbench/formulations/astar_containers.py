@@ -9,7 +9,7 @@ from __future__ import annotations
 from numba import njit, types
 from numba.typed import Dict, List
 
-AGE_WORDS = 4        # the running set's ages, packed: 16 requests x 16 bits (latency_astar.pack_ages)
+AGE_WORDS = 4        # the running set's ages, packed in 4 words (latency_astar.age_layout)
 _ENTRY = types.UniTuple(types.int64, 3)
 _NODE = types.UniTuple(types.int64, 3 + AGE_WORDS)
 _KEY = types.UniTuple(types.int64, 2 + AGE_WORDS)

@@ -3,7 +3,7 @@
 The time-indexed IP grows with the horizon and its LP relaxation smooths the memory ramps away; the
 completion-time relaxations (:mod:`lpbench.formulations.completion`) are strong but CP-SAT proves them
 slowly. This module searches the schedules themselves, round by round, and prunes with lower bounds
-built from the same lemmas and from exact optima of subsets. It proves small instances (up to 16 requests)
+built from the same lemmas and from exact optima of subsets. It proves small instances (up to 20 requests)
 and, stopped early, still returns a certified lower bound.
 
 **States.** At time t (before the starts of round t+1 are chosen) the future depends only on W, the
@@ -94,16 +94,16 @@ from .compiled import compiled
 from .completion import pair_separation, triple_bonus
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
-#: the chain table G has 2^n·n² entries (65,536 × 256 at 16), and the moves of one round are the
-#: memory-feasible subsets of the waiting requests: beyond this size the search is refused (keep
-#: ``LatencyIP.astar_max_requests`` at most this)
-MAX_REQUESTS = 16
+#: the chain table G has 2^n·n² entries of 4 bytes (67 MB at 16 requests, 1.7 GB at 20, built in 0.1 and 6 s;
+#: scratch timing), and the moves of one round are the memory-feasible subsets of the waiting requests: beyond
+#: this size the search is refused (keep ``LatencyIP.astar_max_requests`` at most this)
+MAX_REQUESTS = 20
 #: stop (with a certified bound) after this many distinct states: about 0.4 KB each with the compiled search
 #: (0.75 GB of peak RSS at 2.0 M states, the first 14 requests of jaillet-model1 draw 1; scratch measurement
 #: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach
 MAX_STATES = 12_000_000
 BIG = 1 << 40
-AGE_BITS, AGE_MASK = 16, (1 << 16) - 1   # a running request's age in a state key (outputs below 2^16)
+AGE_WORDS = 4   # a state key packs the running set's ages into this many int64 words (:func:`age_layout`)
 CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
 
 
@@ -174,9 +174,10 @@ class _Bounds:
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
         self.vol_arr = self.s_arr * self.o_arr + self.o_arr * (self.o_arr + 1) // 2
-        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 67 MB at n = 16)
+        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 1.7 GB at n = 20)
         self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
         self.a_last = max(a)
+        self.layout = age_layout(o)
         (self.run_slot, self.run_rem, self.run_e, self.run_used, self.w_idx, self.w_o, self.w_V, self.w_first,
          self.w_s3, self.w_gone) = new_caches()
         self.wait_slot = np.full(1 << n, -1, dtype=np.int64)
@@ -196,24 +197,9 @@ class _Bounds:
         return triple_bonus(self.p_arr, self.o_arr, np.array(self.w, dtype=np.int64), self.M, self.n)
 
     def chain_table(self) -> np.ndarray:
-        """3·G[S, h, j] of (L) for every subset S (bitmask) and h ≠ j in S; CHAIN_BIG elsewhere."""
-        n = self.n
-        w3 = 3 * np.array(self.w, dtype=np.int32)
-        B = self.triple_bonus().astype(np.int32)
-        G = np.full((1 << n, n, n), CHAIN_BIG, dtype=np.int32)
-        for h in range(n):
-            for j in range(n):
-                if h != j:
-                    G[1 << h | 1 << j, h, j] = w3[h, j]
-        for S in range(1, 1 << n):
-            members = [j for j in range(n) if S >> j & 1]
-            m = len(members)
-            if m < 3:
-                continue
-            rest = np.array([S & ~(1 << h) for h in members])
-            cand = (B[m - 1][members] + G[rest]).min(axis=2)     # [h, j]: over k in S − h − j
-            G[S, members] = np.minimum((m - 1) * w3[members] + cand, CHAIN_BIG)
-        return G
+        """3·G[S, h, j] of (L) for every subset S (bitmask) and h ≠ j in S; CHAIN_BIG elsewhere
+        (:func:`chain_table_kernel`)."""
+        return chain_table_kernel(3 * np.array(self.w, dtype=np.int64), self.triple_bonus(), self.n)
 
     def running(self, act):
         """(Σ remaining rounds, least start offset e_j of every request beside it, its memory U at rounds
@@ -230,7 +216,7 @@ class _Bounds:
     def h(self, W, act, t, relaxed: bool = False):
         """h of the state (W, running set ``act``, t) (:func:`state_bound`); ``relaxed`` as in :meth:`caches`."""
         ids, ages = running_arrays(act)
-        return int(state_bound(BIG, W, t, pack_ages(ids, ages), ids, ages, *self.caches(relaxed)))
+        return int(state_bound(BIG, W, t, pack_ages(ids, ages, *self.layout), ids, ages, *self.caches(relaxed)))
 
     @staticmethod
     def chain(c, drops) -> int:
@@ -239,18 +225,62 @@ class _Bounds:
         return int(chain_bound(np.asarray(c, dtype=np.int64), *drops))
 
 
+@compiled
+def chain_table_kernel(w3, B, n):
+    """3·G[S, h, j] of (L) (module docstring) from 3·w (``w3``) and the bonuses 3·B[c, h, j, k]: G[{h, j}, h, j] =
+    3w(h, j), and for |S| = m >= 3, 3·G(S, h, j) = 3(m − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(m − 1, h, j, k) +
+    3·G(S − h, j, k)), subsets in increasing order (S − h < S); CHAIN_BIG where h = j or either is not in S.
+    O(Σ_S |S|³): 0.1 s at 16 requests, against 1.05 s for the numpy loop over subsets it replaces (scratch timing)."""
+    G = np.full((1 << n, n, n), CHAIN_BIG, dtype=np.int32)
+    members = np.empty(n, dtype=np.int64)
+    for S in range(1, 1 << n):
+        m = 0
+        for j in range(n):
+            if S >> j & 1:
+                members[m] = j
+                m += 1
+        if m == 2:
+            h, j = members[0], members[1]
+            G[S, h, j], G[S, j, h] = w3[h, j], w3[j, h]
+            continue
+        for x in range(m):
+            h = members[x]
+            rest = S & ~(1 << h)
+            for y in range(m):
+                if y == x:
+                    continue
+                j = members[y]
+                best = np.int64(CHAIN_BIG)
+                for z in range(m):
+                    if z != x and z != y:
+                        k = members[z]
+                        best = min(best, B[m - 1, h, j, k] + G[rest, j, k])
+                G[S, h, j] = min((m - 1) * w3[h, j] + best, CHAIN_BIG)
+    return G
+
+
 def running_arrays(act) -> tuple[np.ndarray, np.ndarray]:
     """The running set ``act`` ((id, age) pairs) as the kernels take it: (ids, ages)."""
     return (np.array([i for i, _ in act], dtype=np.int64), np.array([age for _, age in act], dtype=np.int64))
 
 
+def age_layout(o) -> tuple[int, int]:
+    """How :func:`pack_ages` packs ages for outputs ``o``: (bits per age, ages per word). A running request's age
+    is at most o_i − 1, so ``bits`` = the bit length of max o − 1 (at least 1), and a word holds 64 // bits ages
+    (the top one may set the sign bit; unpacking masks it off): 10 per word for the paper's outputs (below 64),
+    4 for outputs up to 2^16."""
+    bits = max(int(max(o)) - 1, 1).bit_length()
+    return bits, 64 // bits
+
+
 @compiled
-def pack_ages(ids, ages):
-    """The running set (``ids``, ``ages`` >= 1) as 4 words of AGE_BITS-bit ages, request i in word i // 4 (0: not
-    running; 16 requests at most): the key of its cache entry and part of the state's key."""
+def pack_ages(ids, ages, bits, per):
+    """The running set (``ids``, ``ages`` >= 1) as AGE_WORDS words of ``bits``-bit ages, request i in word
+    i // ``per`` at position i % ``per`` (0: not running; :func:`age_layout`): the key of its cache entry and
+    part of the state's key."""
     words = np.zeros(4, dtype=np.int64)
     for x in range(len(ids)):
-        words[ids[x] >> 2] |= ages[x] << ((ids[x] & 3) * AGE_BITS)
+        words[ids[x] // per] |= ages[x] << ((ids[x] % per) * bits)
     return (words[0], words[1], words[2], words[3])
 
 
@@ -446,9 +476,11 @@ def refuse_if_too_large(inst) -> None:
         raise InputError(f"--formulation: 'latency-astar' searches instances of at most {MAX_REQUESTS} requests "
                          f"(its chain table has 2^n·n² entries); {inst.name} has {inst.n}; "
                          f"{LatencyIP.scalable_alternative}")
-    if int(inst.output.max()) >= 1 << AGE_BITS:
-        raise InputError(f"--formulation: 'latency-astar' packs ages in {AGE_BITS} bits, so outputs below "
-                         f"{1 << AGE_BITS}; {inst.name} has one of {int(inst.output.max())}; "
+    bits, per = age_layout(inst.output)
+    if inst.n > AGE_WORDS * per:
+        raise InputError(f"--formulation: 'latency-astar' packs the running requests' ages in {AGE_WORDS} words of "
+                         f"64 bits, {per} ages of {bits} bits each for {inst.name}'s longest output, "
+                         f"{int(inst.output.max())}: at most {AGE_WORDS * per} requests, and it has {inst.n}; "
                          f"{LatencyIP.scalable_alternative}")
 
 
@@ -457,17 +489,17 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 
 @compiled
-def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span, a_last,
-            G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern,
-            G1s):
+def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span,
+            a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone,
+            pattern, G1s):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers: ``heap`` of
-    (f, −g, node), ``nodes`` of (W, t, the running set's 4 age words, path), ``paths`` of (t, X started at t,
-    parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once everything has arrived, age words) to
-    its least g, ``counters`` = [expanded, g and path of the goal, f of the node that met the state limit, the
-    least f in the heap, states stored]. Returns RUNNING (budget spent), GOAL, EMPTY (no node below ``ub`` is
-    left) or FULL (over ``max_states``)."""
-    code = _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M,
-                         span, a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V,
+    (f, −g, node), ``nodes`` of (W, t, the running set's age words (``bits``, ``per``: :func:`age_layout`), path),
+    ``paths`` of (t, X started at t, parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once
+    everything has arrived, age words) to its least g, ``counters`` = [expanded, g and path of the goal, f of the
+    node that met the state limit, the least f in the heap, states stored]. Returns RUNNING (budget spent), GOAL,
+    EMPTY (no node below ``ub`` is left) or FULL (over ``max_states``)."""
+    code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, best_g, counters, a, s, o, p,
+                         vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V,
                          w_first, w_s3, w_gone, pattern, G1s)
     counters[4] = heap[0][0] if len(heap) > 0 else BIG
     counters[5] = len(best_g)
@@ -475,11 +507,12 @@ def _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters
 
 
 @compiled
-def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, a, s, o, p, vol, M, span,
-                  a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3,
-                  w_gone, pattern, G1s):
+def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, best_g, counters, a, s, o, p, vol,
+                  M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first,
+                  w_s3, w_gone, pattern, G1s):
     """The loop of :func:`_expand`."""
     n = len(s)
+    mask = (1 << bits) - 1
     words = np.zeros(4, dtype=np.int64)
     ids = np.empty(n, dtype=np.int64)
     ages = np.empty(n, dtype=np.int64)
@@ -512,7 +545,7 @@ def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, co
         words[0], words[1], words[2], words[3] = w0, w1, w2, w3
         q = 0
         for i in range(n):
-            age = (words[i >> 2] >> ((i & 3) * AGE_BITS)) & AGE_MASK   # as pack_ages packs it
+            age = (words[i // per] >> ((i % per) * bits)) & mask   # as pack_ages packs it
             if age > 0:
                 ids[q] = i
                 ages[q] = age
@@ -570,7 +603,7 @@ def _expand_slice(budget, max_states, ub, before, heap, nodes, paths, best_g, co
                             ids2[q2] = i
                             ages2[q2] = age_next[i]
                             q2 += 1
-                    key = pack_ages(ids2[:q2], ages2[:q2])
+                    key = pack_ages(ids2[:q2], ages2[:q2], bits, per)
                     W2, t2, g2 = W & ~X, t + 1, g + cost
                     key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
                     if best_g.get(key2, BIG) > g2:
@@ -683,14 +716,16 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
         if size > 0:
             end = time.perf_counter() + plain_seconds
             end = end if deadline is None else min(deadline, end)
-        found = _best_first(bounds.caches(), before, full, t0, t_key, root, ub, end, max_states, stop_when)
+        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, root, ub, end, max_states,
+                            stop_when)
     time_left = deadline is None or time.perf_counter() < deadline
     if size > 0 and (found is None or (found.status == "time_limit" and time_left)):
         budget = None if deadline is None else PATTERN_SHARE * (deadline - time.perf_counter())
         tabulated = build_patterns(bounds, before, pattern_members(bounds, size), pattern_levels, deadline, stop_when,
                                    budget)
         root = bounds.h(full, (), t0)
-        found = _best_first(bounds.caches(), before, full, t0, t_key, root, ub, deadline, max_states, stop_when)
+        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, root, ub, deadline, max_states,
+                            stop_when)
     seconds = time.perf_counter() - t_enter
     counts = (found.expanded, found.states, seconds, root, tabulated)
     if found.goal is not None:
@@ -710,10 +745,10 @@ class _Found:
         self.expanded, self.states = int(counters[0]), int(counters[5])
 
 
-def _best_first(caches, before, W0, t0, t_key, f0, ub, deadline, max_states, stop_when) -> _Found:
+def _best_first(caches, layout, before, W0, t0, t_key, f0, ub, deadline, max_states, stop_when) -> _Found:
     """The search from (W0, t0, nothing running) at root bound f0, with the arguments ``caches`` of
-    :func:`state_bound`, in slices of about ``CHECK_SECONDS`` between checks of the deadline, the partner's
-    stop and Ctrl-C."""
+    :func:`state_bound` and the age ``layout`` of :func:`age_layout`, in slices of about ``CHECK_SECONDS`` between
+    checks of the deadline, the partner's stop and Ctrl-C."""
     from .astar_containers import new_search
 
     heap, nodes, paths, best_g = new_search(W0, t0, t_key, f0)
@@ -721,7 +756,7 @@ def _best_first(caches, before, W0, t0, t_key, f0, ub, deadline, max_states, sto
     budget = 64
     while True:
         t_slice = time.perf_counter()
-        code = _expand(budget, max_states, ub, before, heap, nodes, paths, best_g, counters, *caches)
+        code = _expand(budget, max_states, ub, before, *layout, heap, nodes, paths, best_g, counters, *caches)
         if code == GOAL:
             return _Found("optimal", int(counters[1]), counters, paths, goal=int(counters[1]))
         if code == EMPTY:
@@ -786,7 +821,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
                 break
             S = T | new
             f0 = bounds.h(S, (), 0, relaxed=True)
-            bounds.pattern[S] = _best_first(relaxed, before, S, 0, -1, f0, BIG, deadline, MAX_STATES, stop_when).bound
+            bounds.pattern[S] = _best_first(relaxed, bounds.layout, before, S, 0, -1, f0, BIG, deadline, MAX_STATES,
+                                            stop_when).bound
             T = (T - masks[k - 1]) & masks[k - 1]         # the next subset of the members before
             if T == 0:
                 done = k
@@ -811,7 +847,7 @@ class LatencyAStar(ClosedForm):
     engine = "astar"               # no external solver: the search above
     integral_objective = True
     summary = ("exact A* search over rounds, bounded by the completion-time lemmas and exact optima of subsets "
-               "(up to 16 requests; with CP-SAT beside it, proves the 15-request prefixes of the paper's 20 first "
+               "(up to 20 requests; with CP-SAT beside it, proves the 15-request prefixes of the paper's 20 first "
                "Model-1 draws within 30 s; stopped early: a certified lower bound)")
     search_incumbent = staticmethod(LatencyIP.search_incumbent)
     max_requests = MAX_REQUESTS   # refused above it (solve.check_applicable), before policies run
