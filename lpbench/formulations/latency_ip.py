@@ -113,8 +113,11 @@ class LatencyIP(Formulation):
     certify_max_requests = 30
 
     #: the certify step runs the exact search ``latency-astar`` beside CP-SAT on instances of up to this
-    #: many requests (its own limit, ``latency_astar.MAX_REQUESTS``; 0 turns it off)
-    astar_max_requests = 16
+    #: many requests (its own limit, ``latency_astar.MAX_REQUESTS``; 0 turns it off). On the first 17
+    #: requests of 20 jaillet-model2 draws (60 s) it proves 19, where chain-bound and completion-cp, which ran
+    #: there before, left 19 open (median gap 9.8 %): ``bench_certify.py --models jaillet-model2 --count 20
+    #: --requests 17 --time-limit 60``, with and without ``--astar-max-requests 20`` (at a249226)
+    astar_max_requests = 20
     #: share of the time limit for the certify step on those instances (instead of solve.BOUND_SHARE):
     #: there the step is an exact portfolio that usually finishes the job. The step ends at the latest
     #: at (solve.INCUMBENT_SHARE + this) = 95 % of the limit after entering solve, so the exact solve
