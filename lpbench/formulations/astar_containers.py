@@ -9,7 +9,8 @@ from __future__ import annotations
 from numba import njit, types
 from numba.typed import Dict, List
 
-AGE_WORDS = 4        # the running set's ages, packed in 4 words (latency_astar.age_layout)
+from .latency_astar import AGE_WORDS   # the running set's ages, packed in this many words (age_layout)
+
 _ENTRY = types.UniTuple(types.int64, 3)
 _NODE = types.UniTuple(types.int64, 3 + AGE_WORDS)
 _KEY = types.UniTuple(types.int64, 2 + AGE_WORDS)
