@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, age_layout, astar_search, build_patterns,
-                                               pack_ages, pattern_members, running_arrays, state_bound)
+from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
+                                               build_patterns, heap_pop, heap_push, pack_ages, pattern_members,
+                                               running_arrays, state_bound)
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -489,6 +490,28 @@ def test_pattern_bound_admissible_along_optimal_schedules(solved):
     assert tight > 100
 
 
+def test_cached_rest_bound_equals_a_fresh_computation(solved):
+    """(P)'s h of W − G1 is cached per (running set, W − G1, t while arrivals remain): on every state (W, t) with
+    a few running sets, h read through one _Bounds whose caches the calls before have filled equals h computed
+    by a fresh one with the same table, with t before and after the last arrival."""
+    compared = 0
+    for seed, inst, _ in solved:
+        if inst.arrival.max() == 0 or inst.n < 4:
+            continue
+        shared = patterned_bounds(inst, 2, levels=[2, 1])
+        rng = np.random.default_rng(seed)
+        runners = [j for j in range(inst.n) if inst.output[j] > 1]
+        for t in range(int(inst.arrival.max()) + 2):
+            for W in range(1, 1 << inst.n):
+                free = [j for j in runners if not W >> j & 1]
+                act = tuple((j, int(rng.integers(1, inst.output[j]))) for j in free[:int(rng.integers(0, 3))])
+                fresh = bounds_of(inst)
+                fresh.pattern[:], fresh.G1s = shared.pattern, shared.G1s
+                assert shared.h(W, act, t) == fresh.h(W, act, t), (seed, W, act, t)
+                compared += 1
+    assert compared > 1000
+
+
 def test_search_with_patterns_equals_brute_force(solved):
     """With (P) on 3 of the requests, and on all of them, the search still returns OPT (arrivals included),
     and its early-stop bounds stay below it; by default these small instances are proven by the search
@@ -531,3 +554,31 @@ def test_pattern_table_stops_at_its_budget_or_deadline(solved):
     full = astar_search(inst, pattern_size=inst.n, plain_seconds=None)
     assert full.tabulated == inst.n and full.objective == opt and full.root <= opt
     assert full.root == opt or inst.arrival.max() > 0, seed
+
+
+def test_array_heap_pops_in_heapq_order_through_growth():
+    """The search's heap in a numpy array (heap_push / heap_pop) pops rows (f, −g, node) in the order heapq does,
+    across interleaved pushes and pops and while its array doubles from one row; add_row appends and grows."""
+    import heapq
+
+    from numba.typed import List
+
+    rng = np.random.default_rng(7)
+    box, sizes = List([np.empty((1, 3), dtype=np.int64)]), np.zeros(3, dtype=np.int64)
+    reference, popped, expected = [], [], []
+    for step in range(3000):
+        if reference and rng.random() < 0.4:
+            popped.append(tuple(int(v) for v in heap_pop(box, sizes)))
+            expected.append(heapq.heappop(reference))
+        else:
+            row = (int(rng.integers(0, 50)), -int(rng.integers(0, 20)), step)   # ties in f and g: node decides
+            heap_push(box, sizes, *row)
+            heapq.heappush(reference, row)
+    while reference:
+        popped.append(tuple(int(v) for v in heap_pop(box, sizes)))
+        expected.append(heapq.heappop(reference))
+    assert popped == expected and sizes[0] == 0 and len(popped) > 1000 and box[0].shape[0] >= 1024
+
+    store = List([np.empty((1, 3), dtype=np.int64)])
+    assert [add_row(store, sizes, 2, i, 2 * i, -i, 0, 0, 0, 0) for i in range(100)] == list(range(100))
+    assert sizes[2] == 100 and store[0][:100].tolist() == [[i, 2 * i, -i] for i in range(100)]

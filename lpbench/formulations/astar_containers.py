@@ -6,15 +6,15 @@ get), which cost about 3 s per process before the search had started. This
 module imports numba, so :mod:`lpbench.formulations.latency_astar` imports it only when a search starts."""
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, types
 from numba.typed import Dict, List
 
 from .latency_astar import AGE_WORDS   # the running set's ages, packed in this many words (age_layout)
 
-_ENTRY = types.UniTuple(types.int64, 3)
-_NODE = types.UniTuple(types.int64, 3 + AGE_WORDS)
 _KEY = types.UniTuple(types.int64, 2 + AGE_WORDS)
 _AGES = types.UniTuple(types.int64, AGE_WORDS)
+_REST = types.UniTuple(types.int64, 3)
 
 
 @njit(cache=True)
@@ -24,16 +24,25 @@ def new_caches():
     return (Dict.empty(_AGES, types.int64), List.empty_list(types.int64), List.empty_list(types.int64[:]),
             List.empty_list(types.int64[:]), List.empty_list(types.int64[:]), List.empty_list(types.int64[:]),
             List.empty_list(types.int64[:]), List.empty_list(types.int64[:, :]), List.empty_list(types.int64[:]),
-            List.empty_list(types.int64[:, :]))
+            List.empty_list(types.int64[:, :]), Dict.empty(_REST, types.int64))
 
 
 @njit(cache=True)
 def new_search(W, t, t_key, f):
-    """The search's heap of (f, −g, node), nodes (W, t, age words, path), paths (t, X, parent) and best_g (state
-    key -> least g), holding the start state (W, t) with nothing running at g = 0 and f."""
-    heap, nodes = List.empty_list(_ENTRY), List.empty_list(_NODE)
-    paths, best_g = List.empty_list(_ENTRY), Dict.empty(_KEY, types.int64)
-    heap.append((f, 0, 0))
-    nodes.append((W, t, 0, 0, 0, 0, -1))
+    """The search's heap of (f, −g, node), nodes (W, t, age words, path), paths (t, X, parent), each a numpy
+    array of rows inside a one-element list (so that the kernels can swap in a larger one), ``sizes`` (rows in
+    use of each), and best_g (state key -> least g), holding the start state (W, t) with nothing running at
+    g = 0 and f."""
+    heap, nodes, paths = (List.empty_list(types.int64[:, :]), List.empty_list(types.int64[:, :]),
+                          List.empty_list(types.int64[:, :]))
+    heap.append(np.empty((1024, 3), dtype=np.int64))
+    nodes.append(np.empty((1024, 3 + AGE_WORDS), dtype=np.int64))
+    paths.append(np.empty((1024, 3), dtype=np.int64))
+    heap[0][0, 0], heap[0][0, 1], heap[0][0, 2] = f, 0, 0
+    nodes[0][0, :] = -1
+    nodes[0][0, 0], nodes[0][0, 1] = W, t
+    nodes[0][0, 2:2 + AGE_WORDS] = 0
+    sizes = np.array([1, 1, 0], dtype=np.int64)
+    best_g = Dict.empty(_KEY, types.int64)
     best_g[(W, t_key, 0, 0, 0, 0)] = 0
-    return heap, nodes, paths, best_g
+    return heap, nodes, paths, sizes, best_g
