@@ -5,13 +5,18 @@ import functools
 import types
 
 
-def compiled(kernel):
+def compiled(kernel=None, *, inline: bool = False):
     """``kernel`` (a plain Python function over numpy arrays and scalars), compiled by numba's ``njit`` at its
     first call and cached on disk (``cache=True``: a few seconds the first time after an install, a fraction
     of a second in later processes). A kernel may call other ``compiled`` kernels by their global names:
     it is compiled against their compiled forms. numba's disk cache is keyed on the source file, so it does
     not see a change in a called kernel of another file: after such an edit, delete the ``*.nbi`` / ``*.nbc``
-    files in ``__pycache__``."""
+    files in ``__pycache__``. ``@compiled(inline=True)``: compiled kernels that call this one get its body
+    inlined (numba's ``inline="always"``), so no call passes arguments: every array or container passed to a
+    call costs an atomic reference count in and out, which adds up in kernels called millions of times with
+    many arguments (``latency_astar.state_bound``)."""
+    if kernel is None:
+        return functools.partial(compiled, inline=inline)
 
     @functools.cache
     def jitted():
@@ -22,7 +27,7 @@ def compiled(kernel):
         body = kernel if not names else types.FunctionType(
             kernel.__code__, {**kernel.__globals__, **names}, kernel.__name__, kernel.__defaults__,
             kernel.__closure__)
-        return njit(cache=True)(body)
+        return njit(cache=True, inline="always" if inline else "never")(body)
 
     @functools.wraps(kernel)
     def call(*args):

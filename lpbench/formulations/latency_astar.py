@@ -319,7 +319,7 @@ def waiting_parts(W, o, p, vol, G3_first):
     return idx, o[idx], V, first_G, size3, gone
 
 
-@compiled
+@compiled(inline=True)
 def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e,
                 run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
     """h of the state (W, running requests ``ids`` at ``ages`` packed as ``key``, t), its parts taken from the
@@ -379,7 +379,7 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
     return h
 
 
-@compiled
+@compiled(inline=True)
 def waiting_slot(W, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
     """The cache slot of the waiting set W's parts (:func:`waiting_parts`), computed on first use."""
     x = wait_slot[W]
@@ -395,7 +395,7 @@ def waiting_slot(W, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_
     return x
 
 
-@compiled
+@compiled(inline=True)
 def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, gone, a, t, a_last, enough):
     """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`, q requests;
     ``used`` the prefix sums of its memory U, used[x − 1] = Σ_{d<=x} U(d) while it runs):
@@ -456,7 +456,7 @@ def used_until(used, x):
     return used[x - 1] if x <= reach else used[reach - 1]
 
 
-@compiled
+@compiled(inline=True)
 def chain_bound(c, first_G, size3, gone):
     """(L) over the best of the subsets U_r ⊆ W: W less its r requests of least o, or of least p (r = 0..
     m − 2), each dropped request j counted at its own c_j (``c``: the members' earliest completions).
@@ -753,8 +753,12 @@ def path_starts(paths, path, n):
 #: with the table first, the median proof on the first 16 requests of 20 jaillet-model2 draws took 8.8 s
 #: instead of 3.0: ``bench_certify.py --models jaillet-model2 --count 20 --requests 16 --time-limit 60``)
 PLAIN_SECONDS = 1.0
-#: at most this share of the time to the deadline goes to (P)'s table (:func:`build_patterns`)
-PATTERN_SHARE = 0.2
+#: at most this share of the time to the deadline goes to (P)'s table (:func:`build_patterns`). The twelfth
+#: member's stage is the costly one and often the one that proves: with 55 s to the deadline, 0.2 stopped the
+#: table at 11 members, and 0.4 lets it reach 12 (first 17 requests of jaillet-model2 draw 5: open at 767 with
+#: 0.2, proven 776 in 34.7 s with 0.4; jaillet-model1 draw 1, first 16: 976 → 984 of OPT 985; but draw 8: 402 →
+#: 395 of 404 and draw 3 686 → 688 of 690; scratch script d2.py, the search alone with the ladder's UB)
+PATTERN_SHARE = 0.4
 #: (P) is applied with G1 = the first k members tabulated, for this many k down from all of them: which k
 #: is best varies by instance (first 16 requests of jaillet-model1: 12 on draw 15, 10 and 8 on draw 8;
 #: scratch measurement), and one table serves them all
