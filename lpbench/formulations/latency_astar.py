@@ -754,11 +754,12 @@ def path_starts(paths, path, n):
 #: instead of 3.0: ``bench_certify.py --models jaillet-model2 --count 20 --requests 16 --time-limit 60``)
 PLAIN_SECONDS = 1.0
 #: at most this share of the time to the deadline goes to (P)'s table (:func:`build_patterns`). The twelfth
-#: member's stage is the costly one and often the one that proves: with 55 s to the deadline, 0.2 stopped the
-#: table at 11 members, and 0.4 lets it reach 12 (first 17 requests of jaillet-model2 draw 5: open at 767 with
-#: 0.2, proven 776 in 34.7 s with 0.4; jaillet-model1 draw 1, first 16: 976 → 984 of OPT 985; but draw 8: 402 →
-#: 395 of 404 and draw 3 686 → 688 of 690; scratch script d2.py, the search alone with the ladder's UB)
-PATTERN_SHARE = 0.4
+#: member's stage is the costly one and often the one that proves (first 17 requests of jaillet-model2 draw 5:
+#: stages of 9-12 members take 0.23, 0.85, 4.5 and 14.4 s; the search after 11 members needs 79.8 s, after 12
+#: 16.3 s; scratch scripts stages.py, d1.py). With the ladder's 60 s, 0.2 never let that stage begin, and 0.4
+#: only alone: in the portfolio, with CP-SAT on the other core, the stages are slower and 0.4 stopped at 11
+#: (draw 5 open at 766, where alone 0.4 proved 776 in 34.7 s; scratch d2.py, d3.py)
+PATTERN_SHARE = 0.5
 #: (P) is applied with G1 = the first k members tabulated, for this many k down from all of them: which k
 #: is best varies by instance (first 16 requests of jaillet-model1: 12 on draw 15, 10 and 8 on draw 8;
 #: scratch measurement), and one table serves them all
