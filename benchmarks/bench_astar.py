@@ -9,7 +9,7 @@ prefix with the same time limit.
 Draw k is ``jaillet.instance(model, seed, k)`` cut to its first n requests (as in bench_certify.py's
 n-ladder). No incumbent is given to the search, so its value is its own. ``--pattern-size``: how many
 requests the pattern bound (P) tabulates, a comma list run one after another (default: the search's own
-choice; the table may stop sooner, a fifth of the time limit being its budget; the line shows how many
+choice; the table may stop sooner, half the time limit being its budget (PATTERN_SHARE); the line shows how many
 were tabulated and the root bound).
 """
 from __future__ import annotations

@@ -99,7 +99,9 @@ from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, start
 MAX_REQUESTS = 20
 #: stop (with a certified bound) after this many distinct states: about 0.4 KB each with the compiled search
 #: (0.75 GB of peak RSS at 2.0 M states, the first 14 requests of jaillet-model1 draw 1; scratch measurement
-#: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach
+#: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach; (P)'s cache of the rest bound
+#: (``rest_h``) adds up to about three entries per state (13 M for 4.7 M states on the first 17 requests of
+#: jaillet-model2 draw 5 with 11 members tabulated; scratch d1.py)
 MAX_STATES = 12_000_000
 BIG = 1 << 40
 AGE_WORDS = 4   # a state key packs the running set's ages into this many int64 words (:func:`age_layout`)
