@@ -10,7 +10,8 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict, List
 
-from .latency_astar import AGE_WORDS   # the running set's ages, packed in this many words (age_layout)
+from .compiled import compiled
+from .latency_astar import AGE_WORDS, add_row, heap_push   # AGE_WORDS: the running set's ages in words
 
 _KEY = types.UniTuple(types.int64, 2 + AGE_WORDS)
 _AGES = types.UniTuple(types.int64, AGE_WORDS)
@@ -27,7 +28,7 @@ def new_caches():
             List.empty_list(types.int64[:, :]), Dict.empty(_REST, types.int64))
 
 
-@njit(cache=True)
+@compiled   # njit, with heap_push and add_row compiled in
 def new_search(W, t, t_key, f):
     """The search's heap of (f, −g, node), nodes (W, t, age words, path), paths (t, X, parent), each a numpy
     array of rows inside a one-element list (so that the kernels can swap in a larger one), ``sizes`` (rows in
@@ -38,11 +39,8 @@ def new_search(W, t, t_key, f):
     heap.append(np.empty((1024, 3), dtype=np.int64))
     nodes.append(np.empty((1024, 3 + AGE_WORDS), dtype=np.int64))
     paths.append(np.empty((1024, 3), dtype=np.int64))
-    heap[0][0, 0], heap[0][0, 1], heap[0][0, 2] = f, 0, 0
-    nodes[0][0, :] = -1
-    nodes[0][0, 0], nodes[0][0, 1] = W, t
-    nodes[0][0, 2:2 + AGE_WORDS] = 0
-    sizes = np.array([1, 1, 0], dtype=np.int64)
+    sizes = np.zeros(3, dtype=np.int64)
+    heap_push(heap, sizes, f, 0, add_row(nodes, sizes, 1, W, t, 0, 0, 0, 0, -1))
     best_g = Dict.empty(_KEY, types.int64)
     best_g[(W, t_key, 0, 0, 0, 0)] = 0
     return heap, nodes, paths, sizes, best_g

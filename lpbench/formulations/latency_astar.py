@@ -567,10 +567,9 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 
 @compiled
-def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters, a, s, o, p, vol,
-            M, span,
-            a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone,
-            pattern, G1s, rest_h):
+def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters,
+            a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
+            wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers (row stores of
     :func:`add_row`, ``sizes`` their rows in use): ``heap`` of (f, −g, node) (:func:`heap_push`), ``nodes`` of
     (W, t, the running set's age words (``bits``, ``per``: :func:`age_layout`), path), ``paths`` of (t, X started at
@@ -578,20 +577,18 @@ def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes
     everything has arrived, age words) to its least g, ``counters`` = [expanded, g and path of the goal, f of the
     node that met the state limit, the least f in the heap, states stored]. Returns RUNNING (budget spent), GOAL,
     EMPTY (no node below ``ub`` is left) or FULL (over ``max_states``)."""
-    code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters, a, s,
-                         o, p,
-                         vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V,
-                         w_first, w_s3, w_gone, pattern, G1s, rest_h)
+    code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters,
+                         a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
+                         wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h)
     counters[4] = heap[0][0, 0] if sizes[0] > 0 else BIG
     counters[5] = len(best_g)
     return code
 
 
 @compiled
-def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters, a, s, o, p,
-                  vol,
-                  M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot, w_idx, w_o, w_V, w_first,
-                  w_s3, w_gone, pattern, G1s, rest_h):
+def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters,
+                  a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
+                  wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
     """The loop of :func:`_expand`."""
     n = len(s)
     mask = (1 << bits) - 1
