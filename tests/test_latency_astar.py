@@ -8,8 +8,8 @@ import pytest
 
 from lpbench.errors import InputError
 from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
-                                               build_patterns, heap_pop, heap_push, pack_ages, pattern_members,
-                                               running_arrays, state_bound)
+                                               build_patterns, dominated, heap_pop, heap_push, pack_ages,
+                                               pattern_members, running_arrays, state_bound)
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -582,3 +582,28 @@ def test_array_heap_pops_in_heapq_order_through_growth():
     store = List([np.empty((1, 3), dtype=np.int64)])
     assert [add_row(store, sizes, 2, i, 2 * i, -i, 0, 0, 0, 0) for i in range(100)] == list(range(100))
     assert sizes[2] == 100 and store[0][:100].tolist() == [[i, 2 * i, -i] for i in range(100)]
+
+
+def test_dominance_drops_a_state_exactly_when_the_finished_twin_is_cheap_enough():
+    """dominated(): the state with running requests i (age α_i) and j is dropped when the stored state with
+    j alone at the same age and the same (W, t) has g' <= g + o_i − α_i, and not at g' = g + o_i − α_i + 1, nor
+    when j's age or W differs there; ages packed into two words (i and j in different words)."""
+    from lpbench.formulations.astar_containers import new_search
+
+    o = np.array([3, 5, 9, 9, 9, 40000, 7], dtype=np.int64)
+    bits, per = age_layout(o)                          # 16 bits: 4 ages a word, so request 5 is in word 1
+    assert per == 4
+    ids, ages = np.array([2, 5], dtype=np.int64), np.array([4, 30000], dtype=np.int64)
+    W, t_key, g = 0b1000011, -1, 50
+    key = pack_ages(ids, ages, bits, per)
+    state = (W, t_key) + tuple(key)
+    for drop, kept in ((0, 1), (1, 0)):               # finish request 2 (word 0), then request 5 (word 1)
+        rem = int(o[ids[drop]] - ages[drop])
+        twin = (W, t_key) + tuple(pack_ages(ids[kept:kept + 1], ages[kept:kept + 1], bits, per))
+        older = (W, t_key) + tuple(pack_ages(ids[kept:kept + 1], ages[kept:kept + 1] + 1, bits, per))
+        other_W = (W | 0b100, t_key) + twin[2:]
+        for stored, g_stored, expected in ((twin, g + rem, True), (twin, g + rem + 1, False), (twin, 0, True),
+                                           (older, 0, False), (other_W, 0, False)):
+            best_g = new_search(W, 0, t_key, 0)[4]
+            best_g[stored] = g_stored
+            assert dominated(best_g, state, ids, ages, 2, o, g, bits, per) == expected, (drop, stored, g_stored)
