@@ -959,8 +959,8 @@ class LatencyAStar(ClosedForm):
     engine = "astar"               # no external solver: the search above
     integral_objective = True
     summary = ("exact A* search over rounds, bounded by the completion-time lemmas and exact optima of subsets "
-               "(up to 20 requests; with CP-SAT beside it, proves the 15-request prefixes of the paper's 20 first "
-               "Model-1 draws within 30 s; stopped early: a certified lower bound)")
+               "(up to 20 requests; with CP-SAT beside it, proves the 16-request prefixes of the paper's 20 first "
+               "Model-1 draws within 50 s; stopped early: a certified lower bound)")
     search_incumbent = staticmethod(LatencyIP.search_incumbent)
     max_requests = MAX_REQUESTS   # refused above it (solve.check_applicable), before policies run
     scalable_alternative = LatencyIP.scalable_alternative
