@@ -585,9 +585,11 @@ def test_array_heap_pops_in_heapq_order_through_growth():
 
 
 def test_dominance_drops_a_state_exactly_when_the_finished_twin_is_cheap_enough():
-    """dominated(): the state with running requests i (age α_i) and j is dropped when the stored state with
+    """dominated(): (a) the state with running requests i (age α_i) and j is dropped when the stored state with
     j alone at the same age and the same (W, t) has g' <= g + o_i − α_i, and not at g' = g + o_i − α_i + 1, nor
-    when j's age or W differs there; ages packed into two words (i and j in different words)."""
+    when j's age or W differs there; ages packed into two words (i and j in different words). (b) It is
+    dropped when the stored state with the same running set and W less a member k has g' <= g + o_k, and not
+    at g + o_k + 1, nor for W with one more member."""
     from lpbench.formulations.astar_containers import new_search
 
     o = np.array([3, 5, 9, 9, 9, 40000, 7], dtype=np.int64)
@@ -607,3 +609,10 @@ def test_dominance_drops_a_state_exactly_when_the_finished_twin_is_cheap_enough(
             best_g = new_search(W, 0, t_key, 0)[4]
             best_g[stored] = g_stored
             assert dominated(best_g, state, ids, ages, 2, o, g, bits, per) == expected, (drop, stored, g_stored)
+    for k in (0, 1, 6):                               # the waiting requests: W = {0, 1, 6}
+        done = (W & ~(1 << k),) + state[1:]
+        for stored, g_stored, expected in ((done, g + int(o[k]), True), (done, g + int(o[k]) + 1, False),
+                                           ((W | 0b1000,) + state[1:], 0, False)):
+            best_g = new_search(W, 0, t_key, 0)[4]
+            best_g[stored] = g_stored
+            assert dominated(best_g, state, ids, ages, 2, o, g, bits, per) == expected, (k, stored, g_stored)

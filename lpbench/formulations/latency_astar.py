@@ -26,16 +26,24 @@ ones are an upward-closed set.
 * When nothing runs and every request left has arrived, some request starts now: otherwise round t+1
   has nothing active and every later start can move one round earlier (as horizon (a) of
   ``latency-ip``), lowering (1).
-* *Dominance*: a state (W, A ∪ {i}, t) reached at cost g2 is dropped when the state (W, A, t), the same
-  but with i finished, the others at the same ages, is stored at g1 <= g2 + (o_i − α_i). Every
-  continuation (the later starts of W) of the first is feasible from the second, whose memory is lower at
-  every round by i's footprint, and costs o_i − α_i less there (i's remaining rounds), so the cheapest
-  completion through the second state costs g1 + OPT(W, A, t) <= g2 + OPT(W, A ∪ {i}, t). The reductions
-  above are local to a state (they keep an optimal continuation from every state), so OPT of a state is
-  the same with them. The dominating state has one running request fewer, so no chain of drops cycles, and
-  an optimal path through a dropped state is matched by one through its dominator: the A* invariant below
-  still holds. On the first 15 requests of jaillet-model1 draw 1 (12 tabulated, incumbent OPT + 1), 19 % of
-  the states stored without it were dominated by another stored one (scratch dom.py).
+* *Dominance*: a state reached at cost g2 is dropped when a "twin" with one request less to do is stored
+  at g1 <= g2 + what that request still costs here (OPT(·) below: the least cost to come):
+
+  (a) twin (W, A, t) of (W, A ∪ {i}, t), i finished there, the others at the same ages, g1 <= g2 + o_i − α_i.
+      Every continuation (the later starts of W) from the state is feasible from the twin, whose memory is
+      lower at every round by i's footprint, and costs o_i − α_i less there (i's remaining rounds), so
+      g1 + OPT(W, A, t) <= g2 + OPT(W, A ∪ {i}, t).
+  (b) twin (W − {j}, A, t) of (W, A, t), j done there, the same running set, g1 <= g2 + o_j. A continuation
+      from the state, less j's start, is feasible from the twin (j only adds memory; identical requests
+      keep their order, j being done), and costs at least o_j less there (j counts C_j − max(t, a_j) >= o_j
+      rounds), so g1 + OPT(W − {j}, A, t) <= g2 + OPT(W, A, t).
+
+  The reductions above are local to a state (they keep an optimal continuation from every state), so OPT of
+  a state is the same with them. A twin has fewer waiting requests, or as many and fewer running ones, so
+  no chain of drops cycles, and an optimal path through a dropped state is matched by one through its twin:
+  the A* invariant below still holds. On the first 15 requests of jaillet-model1 draw 1 (12 tabulated,
+  incumbent OPT + 1), 19 % of the states stored without the reduction are dominated by (a); with (a),
+  21 % of those left by (b) (scratch dom.py).
 
 **Lower bound h on the cost still to come** (admissible, so A* returns an optimum; also "pathmax":
 a child's f is at least its parent's, since every completion through the child passes the parent).
@@ -507,9 +515,10 @@ def refuse_if_too_large(inst) -> None:
 @compiled(inline=True)
 def dominated(best_g, key2, ids, ages, q, o, g, bits, per):
     """Whether the state ``key2`` (W, t key, age words; running requests ``ids[:q]`` at ``ages[:q]``) reached at
-    cost g is dominated: some stored state with the same W and t key and the same running set less one member
-    i (finished there), the others at the same ages, has g' <= g + o_i − α_i (the dominance reduction of the
-    module docstring)."""
+    cost g is dominated (the dominance reduction of the module docstring): some stored state with the same t
+    key and either (a) the same W and the same running set less one member i (finished there), the others at
+    the same ages, has g' <= g + o_i − α_i, or (b) W less one member j (done there) and the same running set
+    at the same ages has g' <= g + o_j."""
     mask = (1 << bits) - 1
     for x in range(q):
         i = ids[x]
@@ -518,6 +527,10 @@ def dominated(best_g, key2, ids, ages, q, o, g, bits, per):
                    key2[2] & clear if word == 0 else key2[2], key2[3] & clear if word == 1 else key2[3],
                    key2[4] & clear if word == 2 else key2[4], key2[5] & clear if word == 3 else key2[5])
         if best_g.get(smaller, BIG) <= g + o[i] - ages[x]:
+            return True
+    W = key2[0]
+    for j in range(len(o)):
+        if W >> j & 1 and best_g.get((W & ~(1 << j),) + key2[1:], BIG) <= g + o[j]:
             return True
     return False
 
