@@ -597,22 +597,23 @@ def test_dominance_drops_a_state_exactly_when_the_finished_twin_is_cheap_enough(
     assert per == 4
     ids, ages = np.array([2, 5], dtype=np.int64), np.array([4, 30000], dtype=np.int64)
     W, t_key, g = 0b1000011, -1, 50
-    key = pack_ages(ids, ages, bits, per)
-    state = (W, t_key) + tuple(key)
-    for drop, kept in ((0, 1), (1, 0)):               # finish request 2 (word 0), then request 5 (word 1)
+    state = (W, t_key) + tuple(pack_ages(ids, ages, bits, per))
+
+    def dropped_beside(stored, g_stored):             # the state, with only ``stored`` (and the start) in best_g
+        best_g = new_search(W, 0, t_key, 0)[4]
+        best_g[stored] = g_stored
+        return dominated(best_g, state, ids, ages, 2, o, g, bits, per)
+
+    for drop, kept in ((0, 1), (1, 0)):               # (a): finish request 2 (word 0), then request 5 (word 1)
         rem = int(o[ids[drop]] - ages[drop])
         twin = (W, t_key) + tuple(pack_ages(ids[kept:kept + 1], ages[kept:kept + 1], bits, per))
         older = (W, t_key) + tuple(pack_ages(ids[kept:kept + 1], ages[kept:kept + 1] + 1, bits, per))
         other_W = (W | 0b100, t_key) + twin[2:]
         for stored, g_stored, expected in ((twin, g + rem, True), (twin, g + rem + 1, False), (twin, 0, True),
                                            (older, 0, False), (other_W, 0, False)):
-            best_g = new_search(W, 0, t_key, 0)[4]
-            best_g[stored] = g_stored
-            assert dominated(best_g, state, ids, ages, 2, o, g, bits, per) == expected, (drop, stored, g_stored)
-    for k in (0, 1, 6):                               # the waiting requests: W = {0, 1, 6}
+            assert dropped_beside(stored, g_stored) == expected, (drop, stored, g_stored)
+    for k in (0, 1, 6):                               # (b): the waiting requests, W = {0, 1, 6}
         done = (W & ~(1 << k),) + state[1:]
         for stored, g_stored, expected in ((done, g + int(o[k]), True), (done, g + int(o[k]) + 1, False),
                                            ((W | 0b1000,) + state[1:], 0, False)):
-            best_g = new_search(W, 0, t_key, 0)[4]
-            best_g[stored] = g_stored
-            assert dominated(best_g, state, ids, ages, 2, o, g, bits, per) == expected, (k, stored, g_stored)
+            assert dropped_beside(stored, g_stored) == expected, (k, stored, g_stored)
