@@ -9,7 +9,7 @@ import pytest
 from lpbench.errors import InputError
 from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
                                                build_patterns, dominated, heap_pop, heap_push, pack_ages,
-                                               pattern_members, running_arrays, state_bound)
+                                               pattern_members, remember, running_arrays, state_bound)
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -600,9 +600,9 @@ def test_dominance_drops_a_state_exactly_when_the_finished_twin_is_cheap_enough(
     state = (W, t_key) + tuple(pack_ages(ids, ages, bits, per))
 
     def dropped_beside(stored, g_stored):             # the state, with only ``stored`` (and the start) in best_g
-        best_g = new_search(W, 0, t_key, 0)[4]
-        best_g[stored] = g_stored
-        return dominated(best_g, state, ids, ages, 2, o, g, bits, per)
+        best_g, seen = new_search(W, 0, t_key, 0)[4:]
+        remember(best_g, seen, stored, g_stored)
+        return dominated(best_g, seen, state, ids, ages, 2, o, g, bits, per)
 
     for drop, kept in ((0, 1), (1, 0)):               # (a): finish request 2 (word 0), then request 5 (word 1)
         rem = int(o[ids[drop]] - ages[drop])
@@ -617,3 +617,21 @@ def test_dominance_drops_a_state_exactly_when_the_finished_twin_is_cheap_enough(
         for stored, g_stored, expected in ((done, g + int(o[k]), True), (done, g + int(o[k]) + 1, False),
                                            ((W | 0b1000,) + state[1:], 0, False)):
             assert dropped_beside(stored, g_stored) == expected, (k, stored, g_stored)
+
+
+def test_the_filter_of_stored_keys_never_hides_a_stored_key():
+    """remember() / stored_at_most(): through the filter's growth (from 1,024 bits to 2^20 and beyond), every
+    stored key is found at its cost (at g, not at g − 1), and keys never stored are reported absent."""
+    from lpbench.formulations.astar_containers import new_search
+    from lpbench.formulations.latency_astar import stored_at_most
+
+    rng = np.random.default_rng(3)
+    best_g, seen = new_search(0, 0, -1, 0)[4:]
+    keys = {tuple(int(v) for v in rng.integers(-2**62, 2**62, 6)): int(rng.integers(0, 1000)) for _ in range(150_000)}
+    for key, g in keys.items():
+        remember(best_g, seen, key, g)
+    assert len(seen[0]) << 6 >= 8 * len(keys)         # grown (from 16 words)
+    for key, g in list(keys.items())[::7]:
+        assert stored_at_most(best_g, seen[0], key, g) and not stored_at_most(best_g, seen[0], key, g - 1)
+    absent = [tuple(int(v) for v in rng.integers(-2**62, 2**62, 6)) for _ in range(2000)]
+    assert not any(stored_at_most(best_g, seen[0], key, 10**9) for key in absent if key not in keys)

@@ -11,7 +11,7 @@ from numba import njit, types
 from numba.typed import Dict, List
 
 from .compiled import compiled
-from .latency_astar import AGE_WORDS, add_row, heap_push   # AGE_WORDS: the running set's ages in words
+from .latency_astar import AGE_WORDS, add_row, heap_push, remember   # AGE_WORDS: the running set's ages in words
 
 _KEY = types.UniTuple(types.int64, 2 + AGE_WORDS)
 _AGES = types.UniTuple(types.int64, AGE_WORDS)
@@ -28,12 +28,12 @@ def new_caches():
             List.empty_list(types.int64[:, :]), Dict.empty(_REST, types.int64))
 
 
-@compiled   # njit, with heap_push and add_row compiled in
+@compiled   # njit, with heap_push, add_row and remember compiled in
 def new_search(W, t, t_key, f):
     """The search's heap of (f, −g, node), nodes (W, t, age words, path), paths (t, X, parent), each a numpy
     array of rows inside a one-element list (so that the kernels can swap in a larger one), ``sizes`` (rows in
-    use of each), and best_g (state key -> least g), holding the start state (W, t) with nothing running at
-    g = 0 and f."""
+    use of each), best_g (state key -> least g) and the filter of its keys (one array in a list:
+    ``latency_astar.remember``), holding the start state (W, t) with nothing running at g = 0 and f."""
     heap, nodes, paths = (List.empty_list(types.int64[:, :]), List.empty_list(types.int64[:, :]),
                           List.empty_list(types.int64[:, :]))
     heap.append(np.empty((1024, 3), dtype=np.int64))
@@ -42,5 +42,7 @@ def new_search(W, t, t_key, f):
     sizes = np.zeros(3, dtype=np.int64)
     heap_push(heap, sizes, f, 0, add_row(nodes, sizes, 1, W, t, 0, 0, 0, 0, -1))
     best_g = Dict.empty(_KEY, types.int64)
-    best_g[(W, t_key, 0, 0, 0, 0)] = 0
-    return heap, nodes, paths, sizes, best_g
+    seen = List.empty_list(types.int64[:])
+    seen.append(np.zeros(16, dtype=np.int64))
+    remember(best_g, seen, (W, t_key, 0, 0, 0, 0), 0)
+    return heap, nodes, paths, sizes, best_g, seen

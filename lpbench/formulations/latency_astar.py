@@ -122,6 +122,7 @@ MAX_REQUESTS = 20
 #: jaillet-model2 draw 5 with 11 members tabulated; scratch d1.py)
 MAX_STATES = 12_000_000
 BIG = 1 << 40
+HASH_MUL, HASH_MIX = -7046029254386353131, -4658895280553007687   # 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
 AGE_WORDS = 4   # a state key packs the running set's ages into this many int64 words (:func:`age_layout`)
 CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
 
@@ -388,9 +389,8 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
             h = max(h, remaining + part)
             continue
         rest_key = (slot, rest, t if t < a_last else -1)
-        if rest_key in rest_h:
-            h_rest = rest_h[rest_key]
-        else:
+        h_rest = rest_h.get(rest_key, -BIG)
+        if h_rest == -BIG:
             y = waiting_slot(rest, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone)
             h_rest = waiting_bound(remaining, e, used, len(ids), M, span, w_idx[y], w_o[y], w_V[y], w_first[y],
                                    w_s3[y], w_gone[y], a, t, a_last, BIG)
@@ -513,24 +513,64 @@ def refuse_if_too_large(inst) -> None:
 
 
 @compiled(inline=True)
-def dominated(best_g, key2, ids, ages, q, o, g, bits, per):
+def key_bit(key, size):
+    """The bit of a state key (W, t key, four age words) in a filter of ``size`` bits (a power of two): a
+    multiplicative hash."""
+    h = key[0]
+    for x in range(1, 6):
+        h = h * HASH_MUL + key[x]
+    h ^= h >> 29
+    h *= HASH_MIX
+    h ^= h >> 32
+    return h & (size - 1)
+
+
+@compiled(inline=True)
+def remember(best_g, seen, key, g):
+    """Store g as the least cost of ``key`` in ``best_g`` and set the key's bit in the filter ``seen[0]`` (int64
+    words, a power of two of them: a key never stored has its bit clear unless another key shares it). The
+    filter grows eightfold, refilled from ``best_g``, when more than an eighth of its bits would be taken, so a
+    look-up of a key never stored reaches the dict about one time in eight at most."""
+    best_g[key] = g
+    size = len(seen[0]) << 6
+    if len(best_g) << 3 > size:
+        size <<= 3
+        seen[0] = np.zeros(size >> 6, dtype=np.int64)
+        for stored in best_g.keys():
+            b = key_bit(stored, size)
+            seen[0][b >> 6] |= 1 << (b & 63)
+    b = key_bit(key, size)
+    seen[0][b >> 6] |= 1 << (b & 63)
+
+
+@compiled(inline=True)
+def stored_at_most(best_g, words, key, g):
+    """Whether ``key`` is stored in ``best_g`` at a cost <= g; the dict is read only when the filter ``words``
+    (:func:`remember`) has the key's bit."""
+    b = key_bit(key, len(words) << 6)
+    return (words[b >> 6] >> (b & 63)) & 1 == 1 and best_g.get(key, BIG) <= g
+
+
+@compiled(inline=True)
+def dominated(best_g, seen, key2, ids, ages, q, o, g, bits, per):
     """Whether the state ``key2`` (W, t key, age words; running requests ``ids[:q]`` at ``ages[:q]``) reached at
     cost g is dominated (the dominance reduction of the module docstring): some stored state with the same t
     key and either (a) the same W and the same running set less one member i (finished there), the others at
     the same ages, has g' <= g + o_i − α_i, or (b) W less one member j (done there) and the same running set
     at the same ages has g' <= g + o_j."""
     mask = (1 << bits) - 1
+    words = seen[0]
     for x in range(q):
         i = ids[x]
         word, clear = i // per, ~(mask << ((i % per) * bits))
         smaller = (key2[0], key2[1],
                    key2[2] & clear if word == 0 else key2[2], key2[3] & clear if word == 1 else key2[3],
                    key2[4] & clear if word == 2 else key2[4], key2[5] & clear if word == 3 else key2[5])
-        if best_g.get(smaller, BIG) <= g + o[i] - ages[x]:
+        if stored_at_most(best_g, words, smaller, g + o[i] - ages[x]):
             return True
     W = key2[0]
     for j in range(len(o)):
-        if W >> j & 1 and best_g.get((W & ~(1 << j),) + key2[1:], BIG) <= g + o[j]:
+        if W >> j & 1 and stored_at_most(best_g, words, (W & ~(1 << j),) + key2[1:], g + o[j]):
             return True
     return False
 
@@ -608,18 +648,19 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 
 @compiled
-def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters,
+def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
             a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
             wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers (row stores of
     :func:`add_row`, ``sizes`` their rows in use): ``heap`` of (f, −g, node) (:func:`heap_push`), ``nodes`` of
     (W, t, the running set's age words (``bits``, ``per``: :func:`age_layout`), path), ``paths`` of (t, X started at
     t, parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once
-    everything has arrived, age words) to its least g, ``counters`` = [expanded, g and path of the goal, f of the
-    node that met the state limit, the least f in the heap, states stored]. Returns RUNNING (budget spent), GOAL,
+    everything has arrived, age words) to its least g, ``seen`` the filter of its keys (:func:`remember`),
+    ``counters`` = [expanded, g and path of the goal, f of the node that met the state limit, the least f in the
+    heap, states stored]. Returns RUNNING (budget spent), GOAL,
     EMPTY (no node below ``ub`` is left) or FULL (over ``max_states``)."""
-    code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters,
-                         a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
+    code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen,
+                         counters, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
                          wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h)
     counters[4] = heap[0][0, 0] if sizes[0] > 0 else BIG
     counters[5] = len(best_g)
@@ -627,7 +668,7 @@ def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes
 
 
 @compiled
-def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, counters,
+def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
                   a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
                   wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
     """The loop of :func:`_expand`."""
@@ -687,7 +728,7 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                     t_next = min(t_next, a[j])
             key2 = (W, t_next if t_next < a_last else -1, w0, w1, w2, w3)
             if best_g.get(key2, BIG) > g:
-                best_g[key2] = g
+                remember(best_g, seen, key2, g)
                 heap_push(heap, sizes, f, -g, add_row(nodes, sizes, 1, W, t_next, w0, w1, w2, w3, path))
             continue
         # peaks of the running set: (completion offset d, memory then); a start of j adds s_j + d
@@ -726,13 +767,14 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                     key = pack_ages(ids2[:q2], ages2[:q2], bits, per)
                     W2, t2, g2 = W & ~X, t + 1, g + cost
                     key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
-                    if best_g.get(key2, BIG) > g2 and not dominated(best_g, key2, ids2, ages2, q2, o, g2, bits, per):
+                    if (best_g.get(key2, BIG) > g2
+                            and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)):
                         f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
                                                   a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot,
                                                   w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h),
                                  f)   # pathmax
                         if f2 < ub:
-                            best_g[key2] = g2
+                            remember(best_g, seen, key2, g2)
                             path2 = path
                             if X != 0:
                                 path2 = add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0)
@@ -876,12 +918,13 @@ def _best_first(caches, layout, before, W0, t0, t_key, f0, ub, deadline, max_sta
     checks of the deadline, the partner's stop and Ctrl-C."""
     from .astar_containers import new_search
 
-    heap, nodes, paths, sizes, best_g = new_search(W0, t0, t_key, f0)
+    heap, nodes, paths, sizes, best_g, seen = new_search(W0, t0, t_key, f0)
     counters = np.zeros(6, dtype=np.int64)
     budget = 64
     while True:
         t_slice = time.perf_counter()
-        code = _expand(budget, max_states, ub, before, *layout, heap, nodes, paths, sizes, best_g, counters, *caches)
+        code = _expand(budget, max_states, ub, before, *layout, heap, nodes, paths, sizes, best_g, seen, counters,
+                       *caches)
         if code == GOAL:
             return _Found("optimal", int(counters[1]), counters, paths, goal=int(counters[1]))
         if code == EMPTY:
