@@ -5,11 +5,12 @@ and what the certificates say about MC-SF.
     python benchmarks/bench_certify.py --count 200 --time-limit 60            # the paper's 2 x 200 (about 7 h)
     python benchmarks/bench_certify.py --count 10 --time-limit 10 --stride 10 # a stratified subset, minutes
     python benchmarks/bench_certify.py --count 20 --requests 8,10,12 --time-limit 20   # the n-ladder: first n requests
+    python benchmarks/bench_certify.py --models jaillet-model1 --draws 1,3 --requests 17   # chosen draws again
 
-Per draw (``jaillet.instance(model, seed, k)``, k = 0, stride, 2·stride, ...): ``solve_instance`` with the
-chosen formulation and solver (default ``latency-cp`` on CP-SAT, hinted with the best policy
-schedule), which verifies every schedule and reports the best verified objective (UB) and the best
-certified bound (LB: the solver's or the closed-form ``volume-bound``); ``--lp`` also computes the
+Per draw (``jaillet.instance(model, seed, k)``, k = 0, stride, 2·stride, ..., or the ``--draws`` listed):
+``solve_instance`` with the chosen formulation and solver (default ``latency-cp`` on CP-SAT, hinted with
+the best policy schedule), which verifies every schedule and reports the best verified objective (UB) and
+the best certified bound (LB: the solver's or the closed-form ``volume-bound``); ``--lp`` also computes the
 ``latency-lp`` bound (slow: about 30 s at 50 requests) and keeps the larger LB.
 
 Printed: the share certified within 0.1 % ((UB − LB)/UB ≤ 1e-3), the share proven optimal, the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -34,6 +36,7 @@ ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--models", default="jaillet-model1,jaillet-model2")
 ap.add_argument("--count", type=int, default=10, help="draws per model")
 ap.add_argument("--stride", type=int, default=1, help="use draws k = 0, stride, 2*stride, ...")
+ap.add_argument("--draws", help="comma list of draws k to run (instead of --count and --stride)")
 ap.add_argument("--seed", type=int, default=0)
 ap.add_argument("--time-limit", type=float, default=60.0)
 ap.add_argument("--formulation", default="latency-cp")
@@ -49,8 +52,18 @@ ap.add_argument("--astar-max-requests", type=int,
 ap.add_argument("--chain-share", type=float,
                 help="share of the time limit for the certify step where chain-bound runs (default: "
                      "LatencyIP.chain_share)")
-ap.add_argument("--json", help="write one row per draw to this JSON file")
+ap.add_argument("--json", help="write one row per draw to this JSON file (a new one, unless --force)")
+ap.add_argument("--force", action="store_true", help="let --json overwrite an existing file")
 args = ap.parse_args()
+if args.json and not args.force and os.path.exists(args.json):
+    ap.error(f"--json: {args.json} exists; pass --force to overwrite it, or name a new file")
+try:
+    draws = ([int(k) for k in args.draws.split(",")] if args.draws
+             else list(range(0, args.count * args.stride, args.stride)))
+except ValueError:
+    draws = [-1]
+if min(draws) < 0:
+    ap.error(f"--draws: expected a comma list of draws k >= 0, got {args.draws!r}")
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
 if args.no_relaxation or args.astar_max_requests is not None:
@@ -68,8 +81,7 @@ def draw(model, k, n):
 
 rows = []
 ladder = [int(x) for x in args.requests.split(",")] if args.requests else [None]
-for model, n, k in ((m, n, k) for m in args.models.split(",") for n in ladder
-                   for k in range(0, args.count * args.stride, args.stride)):
+for model, n, k in ((m, n, k) for m in args.models.split(",") for n in ladder for k in draws):
     inst = draw(model, k, n)
     t0 = time.perf_counter()
     rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, ["mc-sf"])
