@@ -842,10 +842,14 @@ PLAIN_SECONDS = 1.0
 #: only alone: in the portfolio, with CP-SAT on the other core, the stages are slower and 0.4 stopped at 11
 #: (draw 5 open at 766, where alone 0.4 proved 776 in 34.7 s; scratch d2.py, d3.py)
 PATTERN_SHARE = 0.5
-#: (P) is applied with G1 = the first k members tabulated, for this many k down from all of them: which k
-#: is best varies by instance (first 16 requests of jaillet-model1: 12 on draw 15, 10 and 8 on draw 8;
-#: scratch measurement), and one table serves them all
-PATTERN_LEVELS = 4
+#: (P) is applied with G1 = the first k members tabulated, for this many k down from all of them. Which k
+#: gives the larger bound varies by instance (first 16 requests of jaillet-model1: 12 on draw 15, 10 and 8 on
+#: draw 8; scratch measurement), but each level costs its share of h at every state: with 12 tabulated and
+#: UB = OPT + 1 (scratch d1lv.py, search alone), 4 levels -> 1 on the first 17 requests of jaillet-model1
+#: draws 1 and 3: 58.2 -> 52.7 s and 38.2 -> 34.7 s (0.3 % and 4.9 % more states); jaillet-model2 draw 5,
+#: first 17 and 18: 6.4 -> 5.8 s and 39.6 -> 36.8 s; jaillet-model1 draw 8, first 16: 10.8 -> 10.9 s (30 %
+#: more states). 2 levels lie between (56.1 and 35.6 s on draws 1 and 3)
+PATTERN_LEVELS = 1
 #: a stage of that table (one more member) costs about this many times the one before: 3-7x from 9 to 12
 #: members on the first 16 requests of jaillet-model1 draw 15 (scratch measurement)
 STAGE_GROWTH = 4
