@@ -88,8 +88,8 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   the table sees how ten large requests really interleave (first 15 requests of jaillet-model1 draw 8:
   root bound 304 without, 345 with, OPT 374; scratch measurement, docs/seed004-certification.md).
 
-h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 and for G1 less its
-last one, two and three members (by peak).
+h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 (and, when asked, for G1
+less its last members by peak: ``PATTERN_LEVELS``).
 
 **Certificates.** With an incumbent UB (a verified schedule), nodes with f >= UB are dropped: if the
 search empties, UB is optimal. Stopped early (time or state limit), the least f among open nodes (and
