@@ -57,13 +57,20 @@ ap.add_argument("--force", action="store_true", help="let --json overwrite an ex
 args = ap.parse_args()
 if args.json and not args.force and os.path.exists(args.json):
     ap.error(f"--json: {args.json} exists; pass --force to overwrite it, or name a new file")
-try:
-    draws = ([int(k) for k in args.draws.split(",")] if args.draws
-             else list(range(0, args.count * args.stride, args.stride)))
-except ValueError:
-    draws = [-1]
-if min(draws) < 0:
-    ap.error(f"--draws: expected a comma list of draws k >= 0, got {args.draws!r}")
+
+
+def listed_draws(text: str) -> list[int]:
+    """The draws of ``--draws``: a comma list of integers k >= 0 (else exit 2 naming the value)."""
+    try:
+        ks = [int(k) for k in text.split(",")]
+    except ValueError:
+        ks = []
+    if not ks or min(ks) < 0:
+        ap.error(f"--draws: expected a comma list of draws k >= 0, got {text!r}")
+    return ks
+
+
+draws = listed_draws(args.draws) if args.draws is not None else list(range(0, args.count * args.stride, args.stride))
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
 if args.no_relaxation or args.astar_max_requests is not None:
