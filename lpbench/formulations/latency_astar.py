@@ -532,15 +532,18 @@ def remember(best_g, seen, key, g):
     filter grows eightfold, refilled from ``best_g``, when more than an eighth of its bits would be taken, so a
     look-up of a key never stored reaches the dict about one time in eight at most."""
     best_g[key] = g
-    size = len(seen[0]) << 6
-    if len(best_g) << 3 > size:
+    words = seen[0]
+    size = len(words) << 6
+    if len(best_g) << 3 > size:                       # refill a larger filter (key is among best_g's keys)
         size <<= 3
-        seen[0] = np.zeros(size >> 6, dtype=np.int64)
+        words = np.zeros(size >> 6, dtype=np.int64)
         for stored in best_g.keys():
             b = key_bit(stored, size)
-            seen[0][b >> 6] |= 1 << (b & 63)
+            words[b >> 6] |= 1 << (b & 63)
+        seen[0] = words
+        return
     b = key_bit(key, size)
-    seen[0][b >> 6] |= 1 << (b & 63)
+    words[b >> 6] |= 1 << (b & 63)
 
 
 @compiled(inline=True)
