@@ -8,8 +8,9 @@ import pytest
 
 from lpbench.errors import InputError
 from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
-                                               build_patterns, dominated, heap_pop, heap_push, pack_ages,
-                                               pattern_members, remember, running_arrays, state_bound)
+                                               build_patterns, canonical_subset, dominated, group_rows, heap_pop,
+                                               heap_push, pack_ages, pattern_copies, pattern_members, remember,
+                                               running_arrays, running_as_copies, state_bound)
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -462,6 +463,100 @@ def test_patterns_are_the_optima_of_subsets(solved):
             assert b.pattern[S] == brute_force(subset_instance(inst, members)), (seed, S)
 
 
+def copied_bounds(inst, size):
+    """Bounds whose (P) tabulates the ``size`` largest requests and the others as copies of their least (s, o)."""
+    b = bounds_of(inst)
+    members = pattern_members(b, size)
+    others = [j for j in range(inst.n) if j not in members]
+    build_patterns(b, np.zeros(inst.n, dtype=np.int64), members, copies=[others])
+    return b, members, others
+
+
+def test_patterns_with_copies_are_the_optima_of_the_copied_subsets(solved):
+    """With 2 members and the others as copies of (least s, least o), the entry of every subset of the members
+    with any c of the others (read through :func:`canonical_subset`) is the brute-force optimum of those members
+    with c copies, all arrived at 0; and it is at most the optimum of the real subset (copies are lighter)."""
+    checked = lighter = 0
+    for seed, inst, _ in solved[:30]:
+        b, members, others = copied_bounds(inst, 2)
+        copy = {"prompt": int(inst.prompt[others].min()), "output": int(inst.output[others].min())}
+        for S in range(1 << inst.n):
+            chosen = [j for j in members if S >> j & 1]
+            c = sum(S >> j & 1 for j in others)
+            if not chosen and c == 0:
+                continue
+            alone = {"memory": int(inst.memory), "requests": {
+                "arrival": [0] * (len(chosen) + c),
+                "prompt": [int(inst.prompt[j]) for j in chosen] + [copy["prompt"]] * c,
+                "output": [int(inst.output[j]) for j in chosen] + [copy["output"]] * c}}
+            entry = b.pattern[canonical_subset(S, b.groups)]
+            assert entry == brute_force(parse_instance(alone)), (seed, S)
+            real = brute_force(subset_instance(inst, [j for j in range(inst.n) if S >> j & 1]))
+            assert entry <= real, (seed, S)
+            checked += 1
+            lighter += entry < real
+    assert checked > 300 and lighter > 20
+
+
+def test_pattern_bound_with_copies_admissible_along_optimal_schedules(solved):
+    """With (P) over 2 members and the others as copies, g + h <= OPT at every state of an optimal schedule
+    (arrivals included)."""
+    states = 0
+    for seed, inst, opt in solved:
+        if inst.n < 3:
+            continue
+        b, _, _ = copied_bounds(inst, 2)
+        starts = astar_search(inst, pattern_size=0).starts
+        for t, g, W, act in schedule_states(inst, starts):
+            assert g + b.h(W, act, t) <= opt, (seed, t)
+            states += 1
+    assert states > 300
+
+
+def test_running_requests_taken_as_copies():
+    """running_as_copies, worked by hand: a group of two copies (s*, o*) = (1, 3) at bits 2 and 3; a request
+    running at age α counts as a copy where s + α >= 1 and o − α >= 3, for at most the copies not waiting."""
+    groups = group_rows([([1 << 2, 1 << 3], 1, 3)])
+    s, o = np.array([2, 1, 1, 1, 5]), np.array([10, 4, 3, 3, 9])
+    G1 = 0b11111
+    ids, ages = np.array([0, 1, 4]), np.array([2, 2, 1])     # rounds left 8, 2 (too few), 8
+    assert running_as_copies(0, G1, groups, ids, ages, s, o) == (0b1100, 16)    # both copies: requests 0 and 4
+    assert running_as_copies(0b1000, G1, groups, ids, ages, s, o) == (0b1100, 8)  # one copy waits: room for one
+    assert running_as_copies(0b1100, G1, groups, ids, ages, s, o) == (0b1100, 0)  # none left
+    assert running_as_copies(0, 0b10111, groups, ids, ages, s, o) == (0b100, 8)   # G1 holds one copy only
+    assert running_as_copies(0, G1, groups, ids[1:2], ages[1:2], s, o) == (0, 0)
+
+
+def test_running_copies_raise_h_on_random_states():
+    """On random states of Jaillet prefixes (4 members, copies of the others), h with running requests taken as
+    copies is at least h without them (the same table, no running request eligible) and above it on some."""
+    rng = np.random.default_rng(5)
+    raised = compared = 0
+    for k in range(4):
+        inst = jaillet_prefix(k, 10)
+        b, _, _ = copied_bounds(inst, 4)
+        plain = bounds_of(inst)
+        plain.pattern[:], plain.G1s, plain.groups = b.pattern, b.G1s, b.groups.copy()
+        plain.groups[:, 2] = 1 << 40                 # o* beyond every remaining life: no running copy
+        for _ in range(300):
+            act, W = random_state(b, rng)
+            h, h_plain = b.h(W, act, 0), plain.h(W, act, 0)
+            assert h >= h_plain, (k, W, act)
+            raised += h > h_plain
+            compared += 1
+    assert raised > 10, (raised, compared)
+
+
+def test_copies_chosen_by_their_copied_volume():
+    """pattern_copies takes, in order of longest o, the first c others that maximise c·vol(least s, least o),
+    leaving out a short request that would shorten every copy; at most ``room`` of them."""
+    b = _Bounds([0] * 6, [9, 1, 3, 2, 4, 1], [9, 16, 15, 14, 1, 3], 40)
+    # others of member 0 by o: 1 (1, 16), 2 (3, 15), 3 (2, 14), 5 (1, 3), 4 (4, 1): c·vol = 152, 270, 357, 36, 10
+    assert pattern_copies(b, [0], 16) == [[1, 2, 3]]
+    assert pattern_copies(b, [0], 2) == [[1, 2]] and pattern_copies(b, [0], 0) == []
+    assert pattern_copies(b, list(range(6)), 16) == []
+
+
 def schedule_states(inst, starts):
     """The search's states along a schedule: at each t, (g so far, W not yet started, running (id, age))."""
     a, o = inst.arrival.astype(int), inst.output.astype(int)
@@ -513,14 +608,15 @@ def test_cached_rest_bound_equals_a_fresh_computation(solved):
 
 
 def test_search_with_patterns_equals_brute_force(solved):
-    """With (P) on 3 of the requests, and on all of them, the search still returns OPT (arrivals included),
-    and its early-stop bounds stay below it; by default these small instances are proven by the search
-    without the table, which is then not built."""
+    """With (P) on 3 of the requests (the others as copies, or not), and on all of them, the search still
+    returns OPT (arrivals included), and its early-stop bounds stay below it; by default these small instances
+    are proven by the search without the table, which is then not built."""
     for seed, inst, opt in solved:
-        for size in (3, inst.n):
-            found = astar_search(inst, pattern_size=size, plain_seconds=None)
+        for size, room in ((3, 0), (3, 16), (inst.n, 16)):
+            found = astar_search(inst, pattern_size=size, plain_seconds=None, copy_room=room)
             assert found.status == "optimal" and found.objective == opt == found.bound, (seed, size)
-            assert found.tabulated == size
+            copies = pattern_copies(bounds_of(inst), pattern_members(bounds_of(inst), size), room)
+            assert found.tabulated == size + sum(len(group) for group in copies)
             assert total_latency(inst, found.starts) == opt
             assert astar_search(inst, pattern_size=size, max_states=3, plain_seconds=None).bound <= opt, (seed, size)
         plain = astar_search(inst, pattern_size=inst.n)      # tiny: proven before the table would be built

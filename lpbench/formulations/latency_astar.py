@@ -87,6 +87,18 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   rest of h on its own. The chain and the volume see requests pairwise, by threes or by memory-time;
   the table sees how ten large requests really interleave (first 15 requests of jaillet-model1 draw 8:
   root bound 304 without, 345 with, OPT 374; scratch measurement, docs/seed004-certification.md).
+  *Copies* (:func:`pattern_copies`): the additive split misses how the requests left out delay the large
+  ones (first 17 requests of jaillet-model1 draw 1: each of its four mid-size others adds 48-70 to the
+  12 largest's optimum 913, four times its own o). So a group of the others is tabulated too, each
+  replaced by one lighter copy (s*, o*) = (least s, least o) of the group: a copy fits wherever its request
+  did and ends no later, so the entry of S ∪ {any c of the group} = OPT(S with c copies) is still a lower
+  bound (:func:`build_patterns`), and the copies being identical, the table grows by a factor of
+  (group size + 1), not 2^(group size) (:func:`canonical_subset`). Root bound there: 1,056 without, 1,158
+  with four copies beside the 12 largest (OPT 1,192). A running request at age α is a request started at t
+  with prompt s + α and o − α outputs, so it too can take a copy's place where s* <= s + α and o* <= o − α
+  (:func:`running_as_copies`): then (P) also sees how the running requests delay the waiting ones (the
+  table's searches get faster by this too). By default (P) tabulates the 9 largest and up to 7 copies
+  (``PATTERN_MEMBERS``, ``COPY_ROOM``).
 
 h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 (and, when asked, for G1
 less its last members by peak: ``PATTERN_LEVELS``).
@@ -203,6 +215,7 @@ class _Bounds:
         self.wait_slot = np.full(1 << n, -1, dtype=np.int64)
         # (P): the optima of subsets, and the nested sets G1 it is applied with, filled by build_patterns
         self.pattern, self.G1s = np.zeros(1 << n, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        self.groups = np.zeros((0, 4), dtype=np.int64)   # (P)'s groups of copies (:func:`canonical_subset`)
 
     def caches(self, relaxed: bool = False) -> tuple:
         """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches;
@@ -210,7 +223,8 @@ class _Bounds:
         a, a_last = (np.zeros(self.n, dtype=np.int64), 0) if relaxed else (self.a_arr, self.a_last)
         return (a, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, a_last,
                 self.G3_first, self.run_slot, self.run_rem, self.run_e, self.run_used, self.wait_slot, self.w_idx,
-                self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone, self.pattern, self.G1s, self.rest_h)
+                self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone, self.pattern, self.G1s, self.groups,
+                self.rest_h)
 
     def triple_bonus(self) -> np.ndarray:
         """3·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
@@ -342,16 +356,18 @@ def waiting_parts(W, o, p, vol, G3_first):
 
 @compiled(inline=True)
 def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e,
-                run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
+                run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h):
     """h of the state (W, running requests ``ids`` at ``ages`` packed as ``key``, t), its parts taken from the
     caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, :func:`waiting_bound`), or a
     smaller bound that reaches ``enough`` (:func:`waiting_bound`); then (P), the pattern bound: with
-    ``pattern[S]`` the optimum of S ⊆ G1 alone (:func:`build_patterns`; 0 where not built) and δ the least
-    start offset max(e_j, a_j − t) of the members of S = W ∩ G1, remaining + pattern[S] + |S|·δ − Σ_S forced
-    waiting + h of W − G1 beside the running set. That last h depends only on the running set, W − G1 and t
-    (t only while some request has not arrived), so it is cached in ``rest_h`` under (the running set's slot,
-    W − G1, t or −1): on the first 15 requests of jaillet-model1 draw 1 the search took 17.2 s instead of 21.2 s
-    with it, the same 1.09 M states expanded (scratch script ``d1.py``)."""
+    ``pattern[S]`` the optimum of S ⊆ G1 alone (:func:`build_patterns`, read at :func:`canonical_subset`; 0
+    where not built) and δ the least start offset max(e_j, a_j − t) of the members of S = W ∩ G1, remaining +
+    max(pattern[S] + |S|·δ, pattern[S with running requests as copies] − their rounds left
+    (:func:`running_as_copies`)) − Σ_S forced waiting + h of W − G1 beside the running set. That last h
+    depends only on the running set, W − G1 and t (t only while some request has not arrived), so it is cached
+    in ``rest_h`` under (the running set's slot, W − G1, t or −1): on the first 15 requests of jaillet-model1
+    draw 1 the search took 17.2 s instead of 21.2 s with it, the same 1.09 M states expanded (scratch script
+    ``d1.py``)."""
     if key in run_slot:
         slot = run_slot[key]
     else:
@@ -372,7 +388,10 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
             return h
         G1 = G1s[level]
         S = W & G1
-        if pattern[S] == 0:
+        entry = pattern[canonical_subset(S, groups)]
+        key_run, run_used = running_as_copies(S, G1, groups, ids, ages, s, o)
+        entry_run = pattern[key_run] if run_used > 0 else 0
+        if entry == 0 and entry_run == 0:
             continue
         # the schedule restricted to S = W ∩ G1 schedules it alone from t + δ, δ the least of its members'
         # earliest starts beside the running set; forced waiting is subtracted as in h
@@ -383,7 +402,9 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
                 delta = min(delta, max(e[j], wait))
                 late += wait
                 size += 1
-        part = pattern[S] + size * delta - late
+        part = entry + size * delta - late if entry > 0 else -BIG
+        if entry_run > 0:                             # with running requests as copies, from t
+            part = max(part, entry_run - late - run_used)
         rest = W & ~G1
         if rest == 0:
             h = max(h, remaining + part)
@@ -397,6 +418,54 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
             rest_h[rest_key] = h_rest
         h = max(h, part + h_rest)
     return h
+
+
+@compiled(inline=True)
+def popcount(x):
+    count = 0
+    while x != 0:
+        x &= x - 1
+        count += 1
+    return count
+
+
+@compiled(inline=True)
+def running_as_copies(S, G1, groups, ids, ages, s, o):
+    """The table entry of S = W ∩ G1 with running requests added as copies, and the rounds those still run
+    (0: none added). A request running at age α from round t on is a request started at t with prompt s + α
+    and o − α outputs (the same memory at every round), so where s* <= s + α and o* <= o − α a copy (s*, o*) of
+    its group replaces it (:func:`build_patterns`), while the group has copies of G1 left over: the schedule
+    from t restricted to S and those requests, the copies put in their place, is one of the entry's set from
+    time 0, costing at most Σ_S (C_j − t) + their rounds still to run."""
+    key, run_used, taken = canonical_subset(S, groups), 0, 0
+    for g in range(len(groups)):
+        mask, s_copy, o_copy = groups[g, 0], groups[g, 1], groups[g, 2]
+        count, room = popcount(S & mask), popcount(G1 & mask)
+        added = 0
+        for x in range(len(ids)):
+            i = ids[x]
+            if (count + added < room and not taken >> i & 1
+                    and s[i] + ages[x] >= s_copy and o[i] - ages[x] >= o_copy):
+                taken |= 1 << i
+                added += 1
+                run_used += o[i] - ages[x]
+        if added > 0:
+            key = (key & ~mask) | groups[g, 3 + count + added]
+    return key, run_used
+
+
+@compiled(inline=True)
+def canonical_subset(S, groups):
+    """The table entry of S (:func:`build_patterns`): S with its members in each group of copies replaced by as
+    many of the group's first ones. Row g of ``groups``: the group's mask, its copy's s* and o*, then the masks
+    of its first c members for c = 0, 1, …; requests of a group are tabulated as copies of one request, so the
+    entry of any c of them is that of the first c."""
+    key = S
+    for g in range(len(groups)):
+        part = S & groups[g, 0]
+        if part != 0:
+            key = (key & ~groups[g, 0]) | groups[g, 3 + popcount(part)]
+    return key
 
 
 @compiled(inline=True)
@@ -653,7 +722,7 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 @compiled
 def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
             a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
-            wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
+            wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers (row stores of
     :func:`add_row`, ``sizes`` their rows in use): ``heap`` of (f, −g, node) (:func:`heap_push`), ``nodes`` of
     (W, t, the running set's age words (``bits``, ``per``: :func:`age_layout`), path), ``paths`` of (t, X started at
@@ -664,7 +733,7 @@ def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes
     EMPTY (no node below ``ub`` is left) or FULL (over ``max_states``)."""
     code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen,
                          counters, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
-                         wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h)
+                         wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h)
     counters[4] = heap[0][0, 0] if sizes[0] > 0 else BIG
     counters[5] = len(best_g)
     return code
@@ -673,7 +742,7 @@ def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes
 @compiled
 def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
                   a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
-                  wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h):
+                  wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h):
     """The loop of :func:`_expand`."""
     n = len(s)
     mask = (1 << bits) - 1
@@ -774,7 +843,7 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                             and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)):
                         f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
                                                   a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot,
-                                                  w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, rest_h),
+                                                  w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h),
                                  f)   # pathmax
                         if f2 < ub:
                             remember(best_g, seen, key2, g2)
@@ -853,23 +922,37 @@ PATTERN_SHARE = 0.5
 #: first 17 and 18: 6.4 -> 5.8 s and 39.6 -> 36.8 s; jaillet-model1 draw 8, first 16: 10.8 -> 10.9 s (30 %
 #: more states). 2 levels lie between (56.1 and 35.6 s on draws 1 and 3)
 PATTERN_LEVELS = 1
+#: (P) tabulates at most this many requests of largest peak by default (:func:`default_pattern_size`)
+PATTERN_MEMBERS = 9
+#: and at most this many others as copies (:func:`pattern_copies`). A copy stage searches 2^members subsets, so
+#: fewer members make room for them: table and search alone (scratch cfg.py, UB = OPT + 1), 12 members and no
+#: copies against 9 and 7: first 17 requests of jaillet-model1 draws 1 and 3, 7.8 + 51.9 s -> 8.6 + 27.4 s and
+#: 15.9 + 36.2 s -> 28.2 + 22.0 s; jaillet-model2 draw 5's first 18, 14.8 + 37.0 s -> 14.5 + 25.0 s
+#: (docs/seed004-certification.md, "(P) with copies")
+COPY_ROOM = 7
 #: a stage of that table (one more member) costs about this many times the one before: 3-7x from 9 to 12
 #: members on the first 16 requests of jaillet-model1 draw 15 (scratch measurement)
 STAGE_GROWTH = 4
+#: a stage of copies after the first costs about this many times the one before (each searches 2^members
+#: subsets, one copy more each time): 1.0-1.4x from the second to the sixth copy beside 10 members on the first
+#: 17 requests of jaillet-model1 draw 1 (scratch stageprobe.py)
+COPY_STAGE_GROWTH = 1.5
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 
 
 def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: float | None = None,
                  max_states: int = MAX_STATES, stop_when=None, pattern_size: int | None = None,
-                 pattern_levels=None, plain_seconds: float | None = PLAIN_SECONDS) -> SearchResult:
+                 pattern_levels=None, plain_seconds: float | None = PLAIN_SECONDS,
+                 copy_room: int | None = None) -> SearchResult:
     """Best-first search of the module docstring. ``upper``/``upper_starts``: a verified incumbent (its
     total latency and start rounds), returned when nothing better exists. ``stop_when`` (a
     threading.Event): stop with status "stopped" and the bound so far (a portfolio partner finished).
     ``pattern_size``: how many requests the pattern bound (P) tabulates (:func:`build_patterns`; default
-    :func:`default_pattern_size`, 0 for none) and ``pattern_levels`` the sizes of G1 it is applied at (default
-    :func:`build_patterns`'); with a table to build, the search first runs ``plain_seconds``
-    without it (None: the table first). The search runs in :func:`_expand`, compiled, in slices of about
+    :func:`default_pattern_size`, 0 for none), ``copy_room`` how many others it may tabulate as copies
+    (:func:`pattern_copies`; default ``COPY_ROOM``) and ``pattern_levels`` the sizes of G1 it is applied at
+    (default :func:`build_patterns`'); with a table to build, the search first runs ``plain_seconds`` without it
+    (None: the table first). The search runs in :func:`_expand`, compiled, in slices of about
     ``CHECK_SECONDS``."""
     refuse_if_too_large(inst)
     t_enter = time.perf_counter()
@@ -895,8 +978,10 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     time_left = deadline is None or time.perf_counter() < deadline
     if size > 0 and (found is None or (found.status == "time_limit" and time_left)):
         budget = None if deadline is None else PATTERN_SHARE * (deadline - time.perf_counter())
-        tabulated = build_patterns(bounds, before, pattern_members(bounds, size), pattern_levels, deadline, stop_when,
-                                   budget)
+        members = pattern_members(bounds, size)
+        room = COPY_ROOM if copy_room is None else copy_room
+        tabulated = build_patterns(bounds, before, members, pattern_levels, deadline, stop_when, budget,
+                                   pattern_copies(bounds, members, room))
         root = bounds.h(full, (), t0)
         found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, root, ub, deadline, max_states,
                             stop_when)
@@ -952,9 +1037,9 @@ def _best_first(caches, layout, before, W0, t0, t_key, f0, ub, deadline, max_sta
 
 def default_pattern_size(n: int) -> int:
     """How many requests (P) may tabulate by default: none below 12 requests (the search alone proves those
-    within a second or two), else n − 2 up to 12 (2^12 subsets; a deadline may stop the table sooner:
-    :func:`build_patterns`)."""
-    return 0 if n < 12 else min(n - 2, 12)
+    within a second or two), else n − 2 up to ``PATTERN_MEMBERS`` (and ``COPY_ROOM`` copies:
+    :func:`pattern_copies`; a deadline may stop the table sooner: :func:`build_patterns`)."""
+    return 0 if n < 12 else min(n - 2, PATTERN_MEMBERS)
 
 
 def pattern_members(bounds, size: int) -> list[int]:
@@ -963,55 +1048,131 @@ def pattern_members(bounds, size: int) -> list[int]:
     return sorted(range(bounds.n), key=lambda j: (-bounds.p_arr[j], -bounds.o_arr[j], j))[:size]
 
 
-def build_patterns(bounds, before, members, levels=None, deadline=None, stop_when=None, budget=None) -> int:
-    """Fill ``bounds.pattern[S]`` for every S ⊆ ``members`` with the optimum of S alone: every member arrived
-    at t = 0 and nothing running, Σ_{j∈S} C_j, each by the search with (P) of its proper subsets, which are
-    already tabulated: in stages k = 1, 2, …, the subsets made of members[k − 1] and any of the k − 1 before it
-    (in increasing order). A stage is not begun when ``budget`` seconds would likely be passed (a stage costs
-    about ``STAGE_GROWTH`` times the one before), and one stopped by ``deadline`` keeps what it has (a subset
-    stopped early keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 =
-    the first k members for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest sizes tabulated), which
-    one table serves. Returns how many members were tabulated in full.
+def pattern_copies(bounds, members, room: int) -> list[list[int]]:
+    """The requests (P) tabulates as copies of one lighter request beside ``members`` (:func:`build_patterns`), at
+    most ``room`` of them: of the others in order of longest o (then largest s, lowest index), the first c for
+    the c that maximises c·vol(s*, o*), (s*, o*) = their least s and least o: copies of a short request add
+    little, so one short request is left out rather than shortening every copy. One group, or none."""
+    others = sorted(set(range(bounds.n)) - set(members), key=lambda j: (-bounds.o_arr[j], -bounds.s_arr[j], j))
+    best, chosen = 0, []
+    for c in range(1, min(room, len(others)) + 1):
+        s_min = min(int(bounds.s_arr[j]) for j in others[:c])
+        o_min = min(int(bounds.o_arr[j]) for j in others[:c])
+        value = c * (s_min * o_min + o_min * (o_min + 1) // 2)
+        if value > best:
+            best, chosen = value, others[:c]
+    return [chosen] if chosen else []
+
+
+def build_patterns(bounds, before, members, levels=None, deadline=None, stop_when=None, budget=None,
+                   copies=()) -> int:
+    """Fill ``bounds.pattern`` with the optimum of every subset S of ``members``, each alone: every member
+    arrived at t = 0 and nothing running, Σ_{j∈S} C_j; and, for each group of ``copies`` (lists of other
+    requests), of S with any c of the group, each replaced by the copy (s*, o*) of the group's least s and
+    least o (stored at S and the group's first c: :func:`canonical_subset`). Each entry is found by the search
+    with (P) of its proper subsets, which are already tabulated, on an instance of the tabulated requests alone
+    (the group's requests made copies): in stages k = 1, 2, …, the subsets made of the k-th tabulated request
+    and any before it (of a group: with every copy before it, so that each group's copies are its first ones).
+    A stage is not begun when ``budget`` seconds would likely be passed (a stage costs about ``STAGE_GROWTH``
+    times the one before, a stage of copies after the first ``COPY_STAGE_GROWTH`` times), and one stopped by
+    ``deadline`` keeps what it has (a subset stopped early keeps its certified bound; 0 means not built and (P)
+    skips it). Then (P) is applied with G1 = the first k tabulated
+    requests for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest numbers tabulated), which one table
+    serves. Returns how many requests were tabulated in full (members first, then copies).
 
     Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
     alone: dropping requests (the running ones and W − G1) only frees memory, and arrivals only forbid starts.
     No member of S starts before t + δ (δ = min over S of max(e_j, a_j − t): e_j is j's least start offset
     beside A alone, and memory is only heavier with more requests), so shifted by t + δ it is a schedule of S
-    from time 0, and Σ_S (C_j − t) >= |S|·δ + pattern[S]. The latency still to come splits by request,
-    Σ_A (o_i − α_i) + Σ_S (C_j − t) + Σ_{W−G1} (C_j − t) − Σ_W forced waiting, and the part of W − G1 is
-    bounded by h of W − G1 beside A (its running set as it is), so (P) is at most the cost still to come,
-    like every other part of h."""
-    masks = [sum(1 << j for j in members[:k]) for k in range(len(members) + 1)]
+    from time 0, and Σ_S (C_j − t) >= |S|·δ + OPT(S). A copy (s*, o*) of j is lighter: s* + d <= s_j + d at
+    every round d <= o* <= o_j of j's life, so the same starts, with copies, stay feasible and every copy ends
+    no later than j (C* = k + o* <= C_j): OPT(S) >= OPT(S with copies) = the entry. The latency still to come
+    splits by request, Σ_A (o_i − α_i) + Σ_S (C_j − t) + Σ_{W−G1} (C_j − t) − Σ_W forced waiting, and the part
+    of W − G1 is bounded by h of W − G1 beside A (its running set as it is), so (P) is at most the cost still to
+    come, like every other part of h."""
+    members, copies = list(members), [list(group) for group in copies if group]
+    ids = members + [j for group in copies for j in group]          # the real request at each table position
+    s_t, o_t = [int(bounds.s_arr[j]) for j in ids], [int(bounds.o_arr[j]) for j in ids]
+    before_t = np.zeros(len(ids), dtype=np.int64)
+    position = {j: x for x, j in enumerate(ids)}
+    for x, j in enumerate(members):                 # identical members keep their order; others are never waiting
+        for i in range(bounds.n):
+            if before[j] >> i & 1 and i in position:
+                before_t[x] = 1 << position[i]
+    spans, x = [], len(members)                       # each group's table positions
+    for group in copies:
+        s_min, o_min = min(s_t[x:x + len(group)]), min(o_t[x:x + len(group)])
+        for y in range(x, x + len(group)):
+            s_t[y], o_t[y] = s_min, o_min
+            if y > x:
+                before_t[y] = 1 << (y - 1)              # copies are identical: they start in order
+        spans.append(range(x, x + len(group)))
+        x += len(group)
+    table = _Bounds([0] * len(ids), s_t, o_t, bounds.M)
+    table.groups = group_rows([([1 << y for y in span], s_t[span[0]], o_t[span[0]]) for span in spans])
     t_start, last, done = time.perf_counter(), 0.0, 0
-    for k in range(1, len(members) + 1):
+    for k in range(1, len(ids) + 1):
         now = time.perf_counter()
-        if budget is not None and now - t_start + STAGE_GROWTH * last > budget:
+        growth = STAGE_GROWTH if k <= len(members) + 1 else COPY_STAGE_GROWTH
+        if budget is not None and now - t_start + growth * last > budget:
             break
-        bounds.G1s = np.array([masks[k]], dtype=np.int64)   # while building: the exact table of proper subsets
-        relaxed = bounds.caches(relaxed=True)
-        new, T = 1 << members[k - 1], 0
-        while True:
+        table.G1s = np.array([(1 << k) - 1], dtype=np.int64)   # while building: the exact table of proper subsets
+        caches = table.caches()
+        for S in stage_subsets(len(members), spans, k):
             if ((deadline is not None and time.perf_counter() > deadline)
                     or (stop_when is not None and stop_when.is_set())):
                 break
-            S = T | new
-            f0 = bounds.h(S, (), 0, relaxed=True)
-            bounds.pattern[S] = _best_first(relaxed, bounds.layout, before, S, 0, -1, f0, BIG, deadline, MAX_STATES,
-                                            stop_when).bound
-            T = (T - masks[k - 1]) & masks[k - 1]         # the next subset of the members before
-            if T == 0:
-                done = k
-                break
+            f0 = table.h(S, (), 0)
+            table.pattern[S] = _best_first(caches, table.layout, before_t, S, 0, -1, f0, BIG, deadline, MAX_STATES,
+                                           stop_when).bound
+        else:
+            done = k
         if done < k:
             break
         last = time.perf_counter() - now
         if k == 1:                                    # one search of one request: first use compiles the kernels
             t_start, last = time.perf_counter(), 0.0
+    real = np.zeros(1 << done, dtype=np.int64)        # the real subset of each tabulated one
+    for y in range(done):
+        real |= ((np.arange(1 << done) >> y) & 1) << ids[y]
+    bounds.pattern[real] = table.pattern[:1 << done]
+    bounds.groups = group_rows([([1 << ids[y] for y in span if y < done], s_t[span[0]], o_t[span[0]])
+                                for span in spans])
     if levels is None:
         levels = range(done, max(done - PATTERN_LEVELS, 0), -1)
     levels = [k for k in levels if 0 < k <= done]
-    bounds.G1s = np.array([masks[k] for k in sorted(levels, reverse=True)], dtype=np.int64)
+    bounds.G1s = np.array([sum(1 << j for j in ids[:k]) for k in sorted(levels, reverse=True)], dtype=np.int64)
     return done
+
+
+def group_rows(groups) -> np.ndarray:
+    """The ``groups`` argument of :func:`canonical_subset` for groups given as (member bits, s*, o*) (empty
+    groups left out): per row the group's mask, s*, o*, then the masks of its first c members, c = 0..len."""
+    groups = [(bits, s_copy, o_copy) for bits, s_copy, o_copy in groups if bits]
+    rows = np.zeros((len(groups), 4 + max((len(bits) for bits, _, _ in groups), default=0)), dtype=np.int64)
+    for g, (bits, s_copy, o_copy) in enumerate(groups):
+        rows[g, :3] = sum(bits), s_copy, o_copy
+        for c in range(1, len(bits) + 1):
+            rows[g, 3 + c] = rows[g, 2 + c] | bits[c - 1]
+    return rows
+
+
+def stage_subsets(n_members: int, spans, k: int) -> list[int]:
+    """The table positions' subsets of stage k of :func:`build_patterns`, ascending (so each comes after its
+    proper subsets' entries): position k − 1 with any subset of the members before it; for a copy, with any
+    subset of the members, any first copies of each group before its own, and every copy of its group before
+    it."""
+    new = 1 << (k - 1)
+    if k <= n_members:
+        return [T | new for T in range(1 << (k - 1))]
+    subsets = np.arange(1 << n_members, dtype=np.int64)
+    for span in spans:
+        if k - 1 in span:
+            own = sum(1 << y for y in span if y < k - 1)
+            return sorted(int(T) | own | new for T in subsets)
+        firsts = np.cumsum([0] + [1 << y for y in span])     # the group's first c copies, c = 0..len
+        subsets = (subsets[:, None] | firsts[None, :]).ravel()
+    raise ValueError(f"table position {k - 1} is in no group")
 
 
 @FORMULATIONS.register("latency-astar")
@@ -1022,8 +1183,8 @@ class LatencyAStar(ClosedForm):
     engine = "astar"               # no external solver: the search above
     integral_objective = True
     summary = ("exact A* search over rounds, bounded by the completion-time lemmas and exact optima of subsets "
-               "(up to 20 requests; with CP-SAT beside it, proves the 16-request prefixes of the paper's 20 first "
-               "Model-1 draws within 50 s; stopped early: a certified lower bound)")
+               "(up to 20 requests; with CP-SAT beside it, proves the 17-request prefixes of the paper's 20 first "
+               "Model-1 draws and the 18-request ones of Model 2 within 53 s; stopped early: a certified lower bound)")
     search_incumbent = staticmethod(LatencyIP.search_incumbent)
     max_requests = MAX_REQUESTS   # refused above it (solve.check_applicable), before policies run
     scalable_alternative = LatencyIP.scalable_alternative
