@@ -27,6 +27,7 @@ import statistics
 import sys
 import time
 
+from lpbench.formulations import latency_astar
 from lpbench.formulations.latency_ip import LatencyIP
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -52,6 +53,11 @@ ap.add_argument("--astar-max-requests", type=int,
 ap.add_argument("--chain-share", type=float,
                 help="share of the time limit for the certify step where chain-bound runs (default: "
                      "LatencyIP.chain_share)")
+ap.add_argument("--pattern-members", type=int,
+                help="latency-astar's (P) tabulates up to this many requests of largest peak (default: "
+                     "latency_astar.PATTERN_MEMBERS)")
+ap.add_argument("--copies", type=int,
+                help="and up to this many others as copies of one lighter request (default: latency_astar.COPY_ROOM)")
 ap.add_argument("--json", help="write one row per draw to this JSON file (a new one, unless --force)")
 ap.add_argument("--force", action="store_true", help="let --json overwrite an existing file")
 args = ap.parse_args()
@@ -71,6 +77,13 @@ def listed_draws(text: str) -> list[int]:
 
 
 draws = listed_draws(args.draws) if args.draws is not None else list(range(0, args.count * args.stride, args.stride))
+for flag, value in (("--pattern-members", args.pattern_members), ("--copies", args.copies)):
+    if value is not None and value < 0:
+        ap.error(f"{flag}: {value} is negative; expected a number of requests >= 0")
+if args.pattern_members is not None:
+    latency_astar.PATTERN_MEMBERS = args.pattern_members
+if args.copies is not None:
+    latency_astar.COPY_ROOM = args.copies
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
 if args.no_relaxation or args.astar_max_requests is not None:
