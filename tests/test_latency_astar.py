@@ -518,13 +518,16 @@ def test_running_requests_taken_as_copies():
     running at age α counts as a copy where s + α >= 1 and o − α >= 3, for at most the copies not waiting."""
     groups = group_rows([([1 << 2, 1 << 3], 1, 3)])
     s, o = np.array([2, 1, 1, 1, 5]), np.array([10, 4, 3, 3, 9])
-    G1 = 0b11111
     ids, ages = np.array([0, 1, 4]), np.array([2, 2, 1])     # rounds left 8, 2 (too few), 8
-    assert running_as_copies(0, G1, groups, ids, ages, s, o) == (0b1100, 16)    # both copies: requests 0 and 4
-    assert running_as_copies(0b1000, G1, groups, ids, ages, s, o) == (0b1100, 8)  # one copy waits: room for one
-    assert running_as_copies(0b1100, G1, groups, ids, ages, s, o) == (0b1100, 0)  # none left
-    assert running_as_copies(0, 0b10111, groups, ids, ages, s, o) == (0b100, 8)   # G1 holds one copy only
-    assert running_as_copies(0, G1, groups, ids[1:2], ages[1:2], s, o) == (0, 0)
+
+    def taken(S, G1=0b11111, ids=ids, ages=ages):
+        return running_as_copies(canonical_subset(S, groups), S, G1, groups, ids, ages, s, o)
+
+    assert taken(0) == (0b1100, 16)                  # both copies: requests 0 and 4
+    assert taken(0b1000) == (0b1100, 8)             # one copy waits: room for one
+    assert taken(0b1100) == (0b1100, 0)             # none left
+    assert taken(0, G1=0b10111) == (0b100, 8)       # G1 holds one copy only
+    assert taken(0, ids=ids[1:2], ages=ages[1:2]) == (0, 0)
 
 
 def test_running_copies_raise_h_on_random_states():

@@ -217,11 +217,9 @@ class _Bounds:
         self.pattern, self.G1s = np.zeros(1 << n, dtype=np.int64), np.zeros(0, dtype=np.int64)
         self.groups = np.zeros((0, 4), dtype=np.int64)   # (P)'s groups of copies (:func:`canonical_subset`)
 
-    def caches(self, relaxed: bool = False) -> tuple:
-        """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches;
-        ``relaxed``: with every arrival at 0 (the subsets of :func:`build_patterns`)."""
-        a, a_last = (np.zeros(self.n, dtype=np.int64), 0) if relaxed else (self.a_arr, self.a_last)
-        return (a, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, a_last,
+    def caches(self) -> tuple:
+        """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches."""
+        return (self.a_arr, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, self.a_last,
                 self.G3_first, self.run_slot, self.run_rem, self.run_e, self.run_used, self.wait_slot, self.w_idx,
                 self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone, self.pattern, self.G1s, self.groups,
                 self.rest_h)
@@ -247,10 +245,10 @@ class _Bounds:
         idx, o_w, V, first_G, size3, gone = waiting_parts(W, self.o_arr, self.p_arr, self.vol_arr, self.G3_first)
         return idx, o_w, V, (first_G, size3, gone), len(idx)
 
-    def h(self, W, act, t, relaxed: bool = False):
-        """h of the state (W, running set ``act``, t) (:func:`state_bound`); ``relaxed`` as in :meth:`caches`."""
+    def h(self, W, act, t):
+        """h of the state (W, running set ``act``, t) (:func:`state_bound`)."""
         ids, ages = running_arrays(act)
-        return int(state_bound(BIG, W, t, pack_ages(ids, ages, *self.layout), ids, ages, *self.caches(relaxed)))
+        return int(state_bound(BIG, W, t, pack_ages(ids, ages, *self.layout), ids, ages, *self.caches()))
 
     @staticmethod
     def chain(c, drops) -> int:
@@ -388,8 +386,9 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
             return h
         G1 = G1s[level]
         S = W & G1
-        entry = pattern[canonical_subset(S, groups)]
-        key_run, run_used = running_as_copies(S, G1, groups, ids, ages, s, o)
+        at = canonical_subset(S, groups)
+        entry = pattern[at]
+        key_run, run_used = running_as_copies(at, S, G1, groups, ids, ages, s, o)
         entry_run = pattern[key_run] if run_used > 0 else 0
         if entry == 0 and entry_run == 0:
             continue
@@ -430,14 +429,14 @@ def popcount(x):
 
 
 @compiled(inline=True)
-def running_as_copies(S, G1, groups, ids, ages, s, o):
-    """The table entry of S = W ∩ G1 with running requests added as copies, and the rounds those still run
-    (0: none added). A request running at age α from round t on is a request started at t with prompt s + α
+def running_as_copies(key, S, G1, groups, ids, ages, s, o):
+    """The table entry of S = W ∩ G1 (read at ``key`` = :func:`canonical_subset` of S) with running requests
+    added as copies, and the rounds those still run (0: none added). A request running at age α from round t on is a request started at t with prompt s + α
     and o − α outputs (the same memory at every round), so where s* <= s + α and o* <= o − α a copy (s*, o*) of
     its group replaces it (:func:`build_patterns`), while the group has copies of G1 left over: the schedule
     from t restricted to S and those requests, the copies put in their place, is one of the entry's set from
     time 0, costing at most Σ_S (C_j − t) + their rounds still to run."""
-    key, run_used, taken = canonical_subset(S, groups), 0, 0
+    run_used, taken = 0, 0
     for g in range(len(groups)):
         mask, s_copy, o_copy = groups[g, 0], groups[g, 1], groups[g, 2]
         count, room = popcount(S & mask), popcount(G1 & mask)
@@ -1076,9 +1075,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     A stage is not begun when ``budget`` seconds would likely be passed (a stage costs about ``STAGE_GROWTH``
     times the one before, a stage of copies after the first ``COPY_STAGE_GROWTH`` times), and one stopped by
     ``deadline`` keeps what it has (a subset stopped early keeps its certified bound; 0 means not built and (P)
-    skips it). Then (P) is applied with G1 = the first k tabulated
-    requests for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest numbers tabulated), which one table
-    serves. Returns how many requests were tabulated in full (members first, then copies).
+    skips it). Then (P) is applied with G1 = the first k tabulated requests for k in ``levels`` (default: the
+    ``PATTERN_LEVELS`` largest numbers tabulated), which one table serves. Returns how many requests were tabulated in full (members first, then copies).
 
     Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
     alone: dropping requests (the running ones and W − G1) only frees memory, and arrivals only forbid starts.
