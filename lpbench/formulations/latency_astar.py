@@ -87,17 +87,17 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   rest of h on its own. The chain and the volume see requests pairwise, by threes or by memory-time;
   the table sees how ten large requests really interleave (first 15 requests of jaillet-model1 draw 8:
   root bound 304 without, 345 with, OPT 374; scratch measurement, docs/seed004-certification.md).
-  *Copies* (:func:`pattern_copies`): the additive split misses how the requests left out delay the large
-  ones (first 17 requests of jaillet-model1 draw 1: each of its four mid-size others adds 48-70 to the
-  12 largest's optimum 913, four times its own o). So a group of the others is tabulated too, each
-  replaced by one lighter copy (s*, o*) = (least s, least o) of the group: a copy fits wherever its request
-  did and ends no later, so the entry of S ∪ {any c of the group} = OPT(S with c copies) is still a lower
-  bound (:func:`build_patterns`), and the copies being identical, the table grows by a factor of
-  (group size + 1), not 2^(group size) (:func:`canonical_subset`). Root bound there: 1,056 without, 1,158
-  with four copies beside the 12 largest (OPT 1,192). A running request at age α is a request started at t
-  with prompt s + α and o − α outputs, so it too can take a copy's place where s* <= s + α and o* <= o − α
-  (:func:`running_as_copies`): then (P) also sees how the running requests delay the waiting ones (the
-  table's searches get faster by this too). By default (P) tabulates the 9 largest and up to 7 copies
+  *Copies* (:func:`pattern_copies`): the additive split misses how the requests left out delay the large ones
+  (first 17 requests of jaillet-model1 draw 1: each of its four mid-size others adds 48-70 to the 12 largest's
+  optimum 913, four times its own o; scratch pairprobe.py, docs/seed004-certification.md). So a group of the
+  others is tabulated too, each replaced by one lighter copy (s*, o*) = (least s, least o) of the group: a copy
+  fits wherever its request did and ends no later, so the entry of S ∪ {any c of the group} = OPT(S with c copies)
+  is still a lower bound (:func:`build_patterns`), and the copies being identical, the table grows by a factor of
+  (group size + 1), not 2^(group size) (:func:`canonical_subset`). Root bound there: 1,056 without, 1,158 with
+  four copies beside the 12 largest (OPT 1,192; scratch cfg.py). A running request at age α is a request started
+  at t with prompt s + α and o − α outputs, so it too can take a copy's place where s* <= s + α and o* <= o − α
+  (:func:`running_as_copies`): then (P) also sees how the running requests delay the waiting ones (the table's
+  searches get faster by this too). By default (P) tabulates the 9 largest and up to 7 copies
   (``PATTERN_MEMBERS``, ``COPY_ROOM``).
 
 h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 (and, when asked, for G1
@@ -430,12 +430,12 @@ def popcount(x):
 
 @compiled(inline=True)
 def running_as_copies(key, S, G1, groups, ids, ages, s, o):
-    """The table entry of S = W ∩ G1 (read at ``key`` = :func:`canonical_subset` of S) with running requests
-    added as copies, and the rounds those still run (0: none added). A request running at age α from round t on is a request started at t with prompt s + α
-    and o − α outputs (the same memory at every round), so where s* <= s + α and o* <= o − α a copy (s*, o*) of
-    its group replaces it (:func:`build_patterns`), while the group has copies of G1 left over: the schedule
-    from t restricted to S and those requests, the copies put in their place, is one of the entry's set from
-    time 0, costing at most Σ_S (C_j − t) + their rounds still to run."""
+    """The table entry of S = W ∩ G1 (read at ``key`` = :func:`canonical_subset` of S) with running requests added as
+    copies, and the rounds those still run (0: none added). A request running at age α from round t on is a request
+    started at t with prompt s + α and o − α outputs (the same memory at every round), so where s* <= s + α and o*
+    <= o − α a copy (s*, o*) of its group replaces it (:func:`build_patterns`), while the group has copies of G1
+    left over: the schedule from t restricted to S and those requests, the copies put in their place, is one of the
+    entry's set from time 0, costing at most Σ_S (C_j − t) + their rounds still to run."""
     run_used, taken = 0, 0
     for g in range(len(groups)):
         mask, s_copy, o_copy = groups[g, 0], groups[g, 1], groups[g, 2]
@@ -1065,18 +1065,18 @@ def pattern_copies(bounds, members, room: int) -> list[list[int]]:
 
 def build_patterns(bounds, before, members, levels=None, deadline=None, stop_when=None, budget=None,
                    copies=()) -> int:
-    """Fill ``bounds.pattern`` with the optimum of every subset S of ``members``, each alone: every member
-    arrived at t = 0 and nothing running, Σ_{j∈S} C_j; and, for each group of ``copies`` (lists of other
-    requests), of S with any c of the group, each replaced by the copy (s*, o*) of the group's least s and
-    least o (stored at S and the group's first c: :func:`canonical_subset`). Each entry is found by the search
-    with (P) of its proper subsets, which are already tabulated, on an instance of the tabulated requests alone
-    (the group's requests made copies): in stages k = 1, 2, …, the subsets made of the k-th tabulated request
-    and any before it (of a group: with every copy before it, so that each group's copies are its first ones).
-    A stage is not begun when ``budget`` seconds would likely be passed (a stage costs about ``STAGE_GROWTH``
-    times the one before, a stage of copies after the first ``COPY_STAGE_GROWTH`` times), and one stopped by
-    ``deadline`` keeps what it has (a subset stopped early keeps its certified bound; 0 means not built and (P)
-    skips it). Then (P) is applied with G1 = the first k tabulated requests for k in ``levels`` (default: the
-    ``PATTERN_LEVELS`` largest numbers tabulated), which one table serves. Returns how many requests were tabulated in full (members first, then copies).
+    """Fill ``bounds.pattern`` with the optimum of every subset S of ``members``, each alone: every member arrived at t
+    = 0 and nothing running, Σ_{j∈S} C_j; and, for each group of ``copies`` (lists of other requests), of S with any
+    c of the group, each replaced by the copy (s*, o*) of the group's least s and least o (stored at S and the
+    group's first c: :func:`canonical_subset`). Each entry is found by the search with (P) of its proper subsets,
+    which are already tabulated, on an instance of the tabulated requests alone (the group's requests made copies):
+    in stages k = 1, 2, …, the subsets made of the k-th tabulated request and any before it (of a group: with every
+    copy before it, so that each group's copies are its first ones). A stage is not begun when ``budget`` seconds
+    would likely be passed (a stage costs about ``STAGE_GROWTH`` times the one before, a stage of copies after the
+    first ``COPY_STAGE_GROWTH`` times), and one stopped by ``deadline`` keeps what it has (a subset stopped early
+    keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
+    tabulated requests for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest numbers tabulated), which one
+    table serves. Returns how many requests were tabulated in full (members first, then copies).
 
     Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
     alone: dropping requests (the running ones and W − G1) only frees memory, and arrivals only forbid starts.
