@@ -58,6 +58,8 @@ ap.add_argument("--pattern-members", type=int,
                      "latency_astar.PATTERN_MEMBERS)")
 ap.add_argument("--copies", type=int,
                 help="and up to this many others as copies of one lighter request (default: latency_astar.COPY_ROOM)")
+ap.add_argument("--copy-groups", type=int, choices=(1, 2),
+                help="in up to this many groups, each copying its own least (s, o) (default: latency_astar.COPY_GROUPS)")
 ap.add_argument("--json", help="write one row per draw to this JSON file (a new one, unless --force)")
 ap.add_argument("--force", action="store_true", help="let --json overwrite an existing file")
 args = ap.parse_args()
@@ -84,6 +86,8 @@ if args.pattern_members is not None:
     latency_astar.PATTERN_MEMBERS = args.pattern_members
 if args.copies is not None:
     latency_astar.COPY_ROOM = args.copies
+if args.copy_groups is not None:
+    latency_astar.COPY_GROUPS = args.copy_groups
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
 if args.no_relaxation or args.astar_max_requests is not None:

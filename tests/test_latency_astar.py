@@ -11,6 +11,7 @@ from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, add_row, 
                                                build_patterns, canonical_subset, dominated, group_rows, heap_pop,
                                                heap_push, pack_ages, pattern_copies, pattern_members, remember,
                                                running_arrays, running_as_copies, state_bound)
+from lpbench.formulations import latency_astar
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -558,6 +559,67 @@ def test_copies_chosen_by_their_copied_volume():
     assert pattern_copies(b, [0], 16) == [[1, 2, 3]]
     assert pattern_copies(b, [0], 2) == [[1, 2]] and pattern_copies(b, [0], 0) == []
     assert pattern_copies(b, list(range(6)), 16) == []
+
+
+def test_copies_split_into_two_groups_by_volume(monkeypatch):
+    """With two groups allowed, pattern_copies cuts its group (of 4 or more) where Σ size·vol(least s, least o) is
+    largest with 2 or more in each, when that beats one group by SPLIT_GAIN (hand-worked)."""
+    b = _Bounds([0] * 7, [9, 1, 3, 2, 1, 4, 1], [9, 16, 15, 14, 13, 1, 12], 40)
+    # others by o: 1 (1, 16), 2 (3, 15), 3 (2, 14), 4 (1, 13), 6 (1, 12), 5 (4, 1): c·vol = 152, 270, 357, 416, 450, 10
+    assert pattern_copies(b, [0], 16, groups=1) == [[1, 2, 3, 4, 6]]
+    # cut after 2: 2·vol(1, 15) + 3·vol(1, 12) = 270 + 270 = 540; after 3: 357 + 180 = 537; one group 450
+    assert pattern_copies(b, [0], 16, groups=2) == [[1, 2], [3, 4, 6]]
+    assert pattern_copies(b, [0], 4, groups=2) == [[1, 2], [3, 4]]      # 270 + 208 = 478 >= 1.05 · 416
+    assert pattern_copies(b, [0], 3, groups=2) == [[1, 2, 3]]           # fewer than 4 copies: one group
+    monkeypatch.setattr(latency_astar, "SPLIT_GAIN", 1.25)               # 540 < 1.25 · 450
+    assert pattern_copies(b, [0], 16, groups=2) == [[1, 2, 3, 4, 6]]
+
+
+def two_groups(bounds, members):
+    """The others of ``members`` by longest o, as two groups of copies: the first two, and the rest."""
+    others = sorted(set(range(bounds.n)) - set(members), key=lambda j: (-bounds.o_arr[j], -bounds.s_arr[j], j))
+    return [others[:2], others[2:]]
+
+
+def test_patterns_with_two_copy_groups_are_the_optima_of_the_copied_subsets(solved):
+    """With 1 member and the others in two groups of copies (each its own least s, least o), the entry of every
+    subset (read through :func:`canonical_subset`) is the brute-force optimum of the member with c1 and c2 copies,
+    all arrived at 0, and at most the optimum of the real subset."""
+    checked = 0
+    for seed, inst, _ in solved:
+        if inst.n < 5:
+            continue
+        b = bounds_of(inst)
+        members = pattern_members(b, 1)
+        groups = two_groups(b, members)
+        build_patterns(b, np.zeros(inst.n, dtype=np.int64), members, copies=groups)
+        copies = [(int(inst.prompt[g].min()), int(inst.output[g].min())) for g in groups]
+        for S in range(1, 1 << inst.n):
+            chosen = [j for j in members if S >> j & 1]
+            counts = [sum(S >> j & 1 for j in g) for g in groups]
+            s_all = [int(inst.prompt[j]) for j in chosen] + [c[0] for c, k in zip(copies, counts) for _ in range(k)]
+            o_all = [int(inst.output[j]) for j in chosen] + [c[1] for c, k in zip(copies, counts) for _ in range(k)]
+            alone = parse_instance({"memory": int(inst.memory), "requests": {
+                "arrival": [0] * len(s_all), "prompt": s_all, "output": o_all}})
+            entry = b.pattern[canonical_subset(S, b.groups)]
+            assert entry == brute_force(alone), (seed, S)
+            assert entry <= brute_force(subset_instance(inst, [j for j in range(inst.n) if S >> j & 1])), (seed, S)
+            checked += 1
+    assert checked > 300
+
+
+def test_search_with_two_copy_groups_equals_brute_force(solved, monkeypatch):
+    """The search with (P) over 1 member and the others in two groups of copies returns OPT (arrivals included)."""
+    monkeypatch.setattr(latency_astar, "pattern_copies", lambda bounds, members, room: two_groups(bounds, members))
+    searched = 0
+    for seed, inst, opt in solved:
+        if inst.n < 5:
+            continue
+        found = astar_search(inst, pattern_size=1, plain_seconds=None)
+        assert found.status == "optimal" and found.objective == opt == found.bound, seed
+        assert found.tabulated == inst.n and total_latency(inst, found.starts) == opt
+        searched += 1
+    assert searched >= 10
 
 
 def schedule_states(inst, starts):

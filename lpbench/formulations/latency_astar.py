@@ -936,6 +936,15 @@ STAGE_GROWTH = 4
 #: subsets, one copy more each time): 1.0-1.4x from the second to the sixth copy beside 10 members on the first
 #: 17 requests of jaillet-model1 draw 1 (scratch stageprobe.py)
 COPY_STAGE_GROWTH = 1.5
+#: (P)'s copies in up to this many groups (1 or 2; :func:`pattern_copies`). Two groups, each copying its own least
+#: (s, o), are closer to their requests but make the table (g1 + 1)(g2 + 1)/(c + 1) times larger. Measured in the
+#: ladder's setting (60 s, docs/seed004-certification.md, "Where h falls short on Model 2"): the first 18 requests
+#: of 20 jaillet-model1 draws, the same 17 proven and the three open ones narrower (5.57 / 1.88 / 4.39 % ->
+#: 4.43 / 1.04 / 1.95 %); jaillet-model2 draw 2's first 20 proven, but draw 5's first 19 and 20 wider (2.68 ->
+#: 4.61 %, 4.90 -> 8.91 %), where the table takes the search's time. So one group by default
+COPY_GROUPS = 1
+#: two groups only where their copies' volume beats one group's by this factor
+SPLIT_GAIN = 1.05
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 
@@ -1047,20 +1056,32 @@ def pattern_members(bounds, size: int) -> list[int]:
     return sorted(range(bounds.n), key=lambda j: (-bounds.p_arr[j], -bounds.o_arr[j], j))[:size]
 
 
-def pattern_copies(bounds, members, room: int) -> list[list[int]]:
-    """The requests (P) tabulates as copies of one lighter request beside ``members`` (:func:`build_patterns`), at
+def pattern_copies(bounds, members, room: int, groups: int | None = None) -> list[list[int]]:
+    """The requests (P) tabulates as copies of lighter requests beside ``members`` (:func:`build_patterns`), at
     most ``room`` of them: of the others in order of longest o (then largest s, lowest index), the first c for
     the c that maximises c·vol(s*, o*), (s*, o*) = their least s and least o: copies of a short request add
-    little, so one short request is left out rather than shortening every copy. One group, or none."""
+    little, so one short request is left out rather than shortening every copy. One group, or none; with
+    ``groups`` = 2 (default ``COPY_GROUPS``) and at least 4 copies, two groups, cut where the copies' volume
+    Σ_group size·vol(its least s, its least o) is largest with 2 or more in each, when that beats one group by
+    ``SPLIT_GAIN``."""
+    groups = COPY_GROUPS if groups is None else groups
     others = sorted(set(range(bounds.n)) - set(members), key=lambda j: (-bounds.o_arr[j], -bounds.s_arr[j], j))
+
+    def volume(group) -> int:
+        s_min = min(int(bounds.s_arr[j]) for j in group)
+        o_min = min(int(bounds.o_arr[j]) for j in group)
+        return len(group) * (s_min * o_min + o_min * (o_min + 1) // 2)
+
     best, chosen = 0, []
     for c in range(1, min(room, len(others)) + 1):
-        s_min = min(int(bounds.s_arr[j]) for j in others[:c])
-        o_min = min(int(bounds.o_arr[j]) for j in others[:c])
-        value = c * (s_min * o_min + o_min * (o_min + 1) // 2)
-        if value > best:
-            best, chosen = value, others[:c]
-    return [chosen] if chosen else []
+        if volume(others[:c]) > best:
+            best, chosen = volume(others[:c]), others[:c]
+    if groups < 2 or len(chosen) < 4:
+        return [chosen] if chosen else []
+    cut = max(range(2, len(chosen) - 1), key=lambda i: volume(chosen[:i]) + volume(chosen[i:]))
+    if volume(chosen[:cut]) + volume(chosen[cut:]) >= SPLIT_GAIN * best:
+        return [chosen[:cut], chosen[cut:]]
+    return [chosen]
 
 
 def build_patterns(bounds, before, members, levels=None, deadline=None, stop_when=None, budget=None,
@@ -1073,7 +1094,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     in stages k = 1, 2, …, the subsets made of the k-th tabulated request and any before it (of a group: with every
     copy before it, so that each group's copies are its first ones). A stage is not begun when ``budget`` seconds
     would likely be passed (a stage costs about ``STAGE_GROWTH`` times the one before, a stage of copies after the
-    first ``COPY_STAGE_GROWTH`` times), and one stopped by ``deadline`` keeps what it has (a subset stopped early
+    first ``COPY_STAGE_GROWTH`` times, the first of a later group that times the ratio of the two stages' numbers of
+    subsets), and one stopped by ``deadline`` keeps what it has (a subset stopped early
     keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
     tabulated requests for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest numbers tabulated), which one
     table serves. Returns how many requests were tabulated in full (members first, then copies).
@@ -1112,6 +1134,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     for k in range(1, len(ids) + 1):
         now = time.perf_counter()
         growth = STAGE_GROWTH if k <= len(members) + 1 else COPY_STAGE_GROWTH
+        if k > len(members) + 1 and any(span[0] == k - 1 for span in spans):   # a later group's first copy
+            growth *= len(stage_subsets(len(members), spans, k)) / len(stage_subsets(len(members), spans, k - 1))
         if budget is not None and now - t_start + growth * last > budget:
             break
         table.G1s = np.array([(1 << k) - 1], dtype=np.int64)   # while building: the exact table of proper subsets
