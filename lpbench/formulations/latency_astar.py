@@ -937,11 +937,10 @@ STAGE_GROWTH = 4
 #: 17 requests of jaillet-model1 draw 1 (scratch stageprobe.py)
 COPY_STAGE_GROWTH = 1.5
 #: (P)'s copies in up to this many groups (1 or 2; :func:`pattern_copies`). Two groups, each copying its own least
-#: (s, o), are closer to their requests but make the table (g1 + 1)(g2 + 1)/(c + 1) times larger. Measured in the
-#: ladder's setting (60 s, docs/seed004-certification.md, "Where h falls short on Model 2"): the first 18 requests
-#: of 20 jaillet-model1 draws, the same 17 proven and the three open ones narrower (5.57 / 1.88 / 4.39 % ->
-#: 4.43 / 1.04 / 1.95 %); jaillet-model2 draw 2's first 20 proven, but draw 5's first 19 and 20 wider (2.68 ->
-#: 4.61 %, 4.90 -> 8.91 %), where the table takes the search's time. So one group by default
+#: (s, o), are closer to their requests but make the table (g1 + 1)(g2 + 1)/(c + 1) times larger. On the six rows
+#: of the README's ladder (60 s, 20 draws each; docs/seed004-certification.md, "Where h falls short on Model 2"):
+#: jaillet-model2 n = 20 18 proven instead of 17, but jaillet-model1 n = 17 and jaillet-model2 n = 18 19 instead
+#: of 20 (there the table takes the search's time), the other rows the same. So one group by default
 COPY_GROUPS = 1
 #: two groups only where their copies' volume beats one group's by this factor
 SPLIT_GAIN = 1.05
