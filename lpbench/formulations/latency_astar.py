@@ -1129,17 +1129,18 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
         x += len(group)
     table = _Bounds([0] * len(ids), s_t, o_t, bounds.M)
     table.groups = group_rows([([1 << y for y in span], s_t[span[0]], o_t[span[0]]) for span in spans])
-    t_start, last, done = time.perf_counter(), 0.0, 0
+    t_start, last, done, last_count = time.perf_counter(), 0.0, 0, 1
     for k in range(1, len(ids) + 1):
         now = time.perf_counter()
+        subsets = stage_subsets(len(members), spans, k)
         growth = STAGE_GROWTH if k <= len(members) + 1 else COPY_STAGE_GROWTH
         if k > len(members) + 1 and any(span[0] == k - 1 for span in spans):   # a later group's first copy
-            growth *= len(stage_subsets(len(members), spans, k)) / len(stage_subsets(len(members), spans, k - 1))
+            growth *= len(subsets) / last_count
         if budget is not None and now - t_start + growth * last > budget:
             break
         table.G1s = np.array([(1 << k) - 1], dtype=np.int64)   # while building: the exact table of proper subsets
         caches = table.caches()
-        for S in stage_subsets(len(members), spans, k):
+        for S in subsets:
             if ((deadline is not None and time.perf_counter() > deadline)
                     or (stop_when is not None and stop_when.is_set())):
                 break
@@ -1150,7 +1151,7 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
             done = k
         if done < k:
             break
-        last = time.perf_counter() - now
+        last, last_count = time.perf_counter() - now, len(subsets)
         if k == 1:                                    # one search of one request: first use compiles the kernels
             t_start, last = time.perf_counter(), 0.0
     real = np.zeros(1 << done, dtype=np.int64)        # the real subset of each tabulated one
