@@ -210,9 +210,9 @@ class _Bounds:
         self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
         self.a_last = max(a)
         self.layout = age_layout(o)
-        (self.run_slot, self.run_rem, self.run_e, self.run_used, self.w_idx, self.w_o, self.w_V, self.w_first,
-         self.w_s3, self.w_gone, self.rest_h) = new_caches()
+        self.run_slot, self.run_parts, self.wait_parts, self.rest_h = new_caches()
         self.wait_slot = np.full(1 << n, -1, dtype=np.int64)
+        self.work = np.empty(2 * n, dtype=np.int64)   # h's scratch: the members' c, then sorted
         # (P): the optima of subsets, and the nested sets G1 it is applied with, filled by build_patterns
         self.pattern, self.G1s = np.zeros(1 << n, dtype=np.int64), np.zeros(0, dtype=np.int64)
         self.groups = np.zeros((0, 4), dtype=np.int64)   # (P)'s groups of copies (:func:`canonical_subset`)
@@ -220,9 +220,8 @@ class _Bounds:
     def caches(self) -> tuple:
         """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches."""
         return (self.a_arr, self.s_arr, self.o_arr, self.p_arr, self.vol_arr, self.M, self.span, self.a_last,
-                self.G3_first, self.run_slot, self.run_rem, self.run_e, self.run_used, self.wait_slot, self.w_idx,
-                self.w_o, self.w_V, self.w_first, self.w_s3, self.w_gone, self.pattern, self.G1s, self.groups,
-                self.rest_h)
+                self.G3_first, self.run_slot, self.run_parts, self.wait_slot, self.wait_parts, self.pattern,
+                self.G1s, self.groups, self.rest_h, self.work)
 
     def triple_bonus(self) -> np.ndarray:
         """3·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
@@ -254,7 +253,9 @@ class _Bounds:
     def chain(c, drops) -> int:
         """(L) for the members' earliest completions ``c`` and the subsets ``drops`` of :meth:`waiting`
         (:func:`chain_bound`)."""
-        return int(chain_bound(np.asarray(c, dtype=np.int64), *drops))
+        c = np.asarray(c, dtype=np.int64)
+        none = np.zeros(len(c), dtype=np.int64)
+        return int(chain_bound(c, pack_waiting(none, none, none, *drops)))
 
 
 @compiled
@@ -310,10 +311,18 @@ def pack_ages(ids, ages, bits, per):
     """The running set (``ids``, ``ages`` >= 1) as AGE_WORDS words of ``bits``-bit ages, request i in word
     i // ``per`` at position i % ``per`` (0: not running; :func:`age_layout`): the key of its cache entry and
     part of the state's key."""
-    words = np.zeros(4, dtype=np.int64)
+    w0 = w1 = w2 = w3 = 0                            # scalars, not an array: no allocation per successor
     for x in range(len(ids)):
-        words[ids[x] // per] |= ages[x] << ((ids[x] % per) * bits)
-    return (words[0], words[1], words[2], words[3])
+        word, part = ids[x] // per, ages[x] << ((ids[x] % per) * bits)
+        if word == 0:
+            w0 |= part
+        elif word == 1:
+            w1 |= part
+        elif word == 2:
+            w2 |= part
+        else:
+            w3 |= part
+    return (w0, w1, w2, w3)
 
 
 @compiled
@@ -352,12 +361,48 @@ def waiting_parts(W, o, p, vol, G3_first):
     return idx, o[idx], V, first_G, size3, gone
 
 
+@compiled
+def pack_running(remaining, e, U):
+    """A running set's parts (:func:`running_parts`) in one array, the form its cache holds (one look-up, one
+    reference count, where three lists took three): Σ remaining rounds, then e (n values), then the prefix sums
+    of U."""
+    n = len(e)
+    run = np.empty(1 + n + len(U), dtype=np.int64)
+    run[0] = remaining
+    run[1:1 + n] = e
+    run[1 + n:] = np.cumsum(U)
+    return run
+
+
+@compiled
+def pack_waiting(idx, o_w, V, first_G, size3, gone):
+    """A waiting set's parts (:func:`waiting_parts`) in one array, the form its cache holds: m, R (the chain's
+    subsets per drop order), the number dropped at most, then idx, o_w, V (m values each), size3 (2R),
+    first_G (2R rows of m) and gone (2 rows of m − 2 at most; :func:`chain_bound`)."""
+    m, rows, drop = len(idx), len(size3) // 2, gone.shape[1]
+    part = np.empty(3 + 3 * m + 2 * rows + 2 * rows * m + 2 * drop, dtype=np.int64)
+    part[0], part[1], part[2] = m, rows, drop
+    part[3:3 + m] = idx
+    part[3 + m:3 + 2 * m] = o_w
+    part[3 + 2 * m:3 + 3 * m] = V
+    at = 3 + 3 * m
+    part[at:at + 2 * rows] = size3
+    at += 2 * rows
+    for row in range(2 * rows):
+        part[at + row * m:at + (row + 1) * m] = first_G[row]
+    at += 2 * rows * m
+    for order in range(2):
+        part[at + order * drop:at + (order + 1) * drop] = gone[order]
+    return part
+
+
 @compiled(inline=True)
-def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e,
-                run_used, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h):
+def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts,
+                wait_slot, wait_parts, pattern, G1s, groups, rest_h, work):
     """h of the state (W, running requests ``ids`` at ``ages`` packed as ``key``, t), its parts taken from the
-    caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, :func:`waiting_bound`), or a
-    smaller bound that reaches ``enough`` (:func:`waiting_bound`); then (P), the pattern bound: with
+    caches or computed and cached (:func:`running_parts`, :func:`waiting_parts`, each kept as one array:
+    :func:`pack_running`, :func:`pack_waiting`), with :func:`waiting_bound` (``work``: its scratch, 2n values),
+    or a smaller bound that reaches ``enough`` (:func:`waiting_bound`); then (P), the pattern bound: with
     ``pattern[S]`` the optimum of S ⊆ G1 alone (:func:`build_patterns`, read at :func:`canonical_subset`; 0
     where not built) and δ the least start offset max(e_j, a_j − t) of the members of S = W ∩ G1, remaining +
     max(pattern[S] + |S|·δ, pattern[S with running requests as copies] − their rounds left
@@ -370,17 +415,15 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
         slot = run_slot[key]
     else:
         remaining, e, U = running_parts(ids, ages, s, o, M)
-        slot = len(run_rem)
-        run_rem.append(remaining)
-        run_e.append(e)
-        run_used.append(np.cumsum(U))
+        slot = len(run_parts)
+        run_parts.append(pack_running(remaining, e, U))
         run_slot[key] = slot
-    remaining, e, used = run_rem[slot], run_e[slot], run_used[slot]
+    run = run_parts[slot]
+    remaining = run[0]
     if W == 0:
         return remaining
-    x = waiting_slot(W, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone)
-    h = waiting_bound(remaining, e, used, len(ids), M, span, w_idx[x], w_o[x], w_V[x],
-                      w_first[x], w_s3[x], w_gone[x], a, t, a_last, enough)
+    h = waiting_bound(run, len(ids), M, span, waiting_slot(W, o, p, vol, G3_first, wait_slot, wait_parts), a, t,
+                      a_last, enough, work)
     for level in range(len(G1s)):                     # (P) for each nested G1, largest first
         if h >= enough:
             return h
@@ -398,7 +441,7 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
         for j in range(len(a)):
             if S >> j & 1:
                 wait = max(a[j] - t, 0) if t < a_last else 0
-                delta = min(delta, max(e[j], wait))
+                delta = min(delta, max(run[1 + j], wait))
                 late += wait
                 size += 1
         part = entry + size * delta - late if entry > 0 else -BIG
@@ -411,9 +454,9 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
         rest_key = (slot, rest, t if t < a_last else -1)
         h_rest = rest_h.get(rest_key, -BIG)
         if h_rest == -BIG:
-            y = waiting_slot(rest, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone)
-            h_rest = waiting_bound(remaining, e, used, len(ids), M, span, w_idx[y], w_o[y], w_V[y], w_first[y],
-                                   w_s3[y], w_gone[y], a, t, a_last, BIG)
+            h_rest = waiting_bound(run, len(ids), M, span,
+                                   waiting_slot(rest, o, p, vol, G3_first, wait_slot, wait_parts), a, t, a_last,
+                                   BIG, work)
             rest_h[rest_key] = h_rest
         h = max(h, part + h_rest)
     return h
@@ -468,32 +511,27 @@ def canonical_subset(S, groups):
 
 
 @compiled(inline=True)
-def waiting_slot(W, o, p, vol, G3_first, wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone):
-    """The cache slot of the waiting set W's parts (:func:`waiting_parts`), computed on first use."""
+def waiting_slot(W, o, p, vol, G3_first, wait_slot, wait_parts):
+    """The waiting set W's parts (:func:`waiting_parts`, packed by :func:`pack_waiting`), computed on first use."""
     x = wait_slot[W]
     if x < 0:
-        idx, o_w, V, first_G, size3, gone = waiting_parts(W, o, p, vol, G3_first)
-        x = wait_slot[W] = len(w_idx)
-        w_idx.append(idx)
-        w_o.append(o_w)
-        w_V.append(V)
-        w_first.append(first_G)
-        w_s3.append(size3)
-        w_gone.append(gone)
-    return x
+        x = wait_slot[W] = len(wait_parts)
+        wait_parts.append(pack_waiting(*waiting_parts(W, o, p, vol, G3_first)))
+    return wait_parts[x]
 
 
 @compiled(inline=True)
-def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, gone, a, t, a_last, enough):
-    """h for the waiting set ``idx`` beside a running set (its parts from :func:`running_parts`, q requests;
-    ``used`` the prefix sums of its memory U, used[x − 1] = Σ_{d<=x} U(d) while it runs):
+def waiting_bound(run, q, M, span, part, a, t, a_last, enough, work):
+    """h for the waiting set of ``part`` (:func:`pack_waiting`: members idx, their o, the prefix sums V of their
+    sorted volumes, the chain's subsets) beside a running set of q requests (``run``: :func:`pack_running`, its
+    remaining rounds, e, and the prefix sums of its memory U while it runs):
     remaining + max((V), (L)) − Σ forced waiting. c_j: j's earliest completion (e_j, or its arrival if later,
-    plus o_j). (V): the k-th smallest volume V_k needs x_k rounds, the least offset x (searched up to
-    ``span``; none there reads span + 1, still valid) at which the Lemma-3 capacity of k + q stretches less
-    the running set's memory, K((M + ½)y − y²/2) − Σ_{d<=x} U(d) with y = min(x/K, M + ½), in floats that
-    never round a tie up, or the free capacity Σ_{d<=x} (M − U(d)) reaches it; the k-th completion is at
-    least x_k and the k-th smallest c. (L): :func:`chain_bound`. Compiled; ``tests/test_latency_astar.py``
-    checks it against its numpy form.
+    plus o_j), kept in ``work[:m]``, sorted in ``work[n:n + m]``. (V): the k-th smallest volume V_k needs x_k
+    rounds, the least offset x (searched up to ``span``; none there reads span + 1, still valid) at which the
+    Lemma-3 capacity of k + q stretches less the running set's memory, K((M + ½)y − y²/2) − Σ_{d<=x} U(d) with
+    y = min(x/K, M + ½), in floats that never round a tie up, or the free capacity Σ_{d<=x} (M − U(d)) reaches
+    it; the k-th completion is at least x_k and the k-th smallest c. (L): :func:`chain_bound`. Compiled;
+    ``tests/test_latency_astar.py`` checks it against its numpy form.
 
     The searches over x skip what cannot hold, which changes no value: the free capacity is nondecreasing in
     x and V_k in k, so its least x is too, and the scan goes on from the previous one; and the Lemma-3
@@ -504,65 +542,72 @@ def waiting_bound(remaining, e, used, q, M, span, idx, o_w, V, first_G, size3, g
     (L) is computed first: when remaining + (L) − Σ forced waiting already reaches ``enough`` (the search
     passes UB − g, so the state is pruned whatever (V) adds), that smaller value is returned without (V);
     ``enough`` above every bound gives h itself."""
-    m = len(idx)
-    c = np.empty(m, dtype=np.int64)
+    n = len(work) // 2
+    m = part[0]
+    idx, o_w, V = 3, 3 + m, 3 + 2 * m                 # where each part starts in ``part``
     late = 0
     for j in range(m):
-        c[j] = e[idx[j]] + o_w[j]
+        i = part[idx + j]
+        work[j] = run[1 + i] + part[o_w + j]
         if t < a_last:                                # else everything has arrived: no waiting is forced
-            wait = max(a[idx[j]] - t, 0)
-            c[j] = max(e[idx[j]], wait) + o_w[j]
+            wait = max(a[i] - t, 0)
+            work[j] = max(run[1 + i], wait) + part[o_w + j]
             late += wait
-    pair = c[0] if m == 1 else chain_bound(c, first_G, size3, gone)
+    remaining = run[0]
+    pair = work[0] if m == 1 else chain_bound(work, part)
     if remaining + pair - late >= enough:
         return remaining + pair - late
-    c_sorted = np.sort(c)
+    for j in range(m):                                # c sorted, by insertion (m <= 20)
+        c_j, y = work[j], n + j
+        while y > n and work[y - 1] > c_j:
+            work[y] = work[y - 1]
+            y -= 1
+        work[y] = c_j
+    # Σ_{d<=x} U(d) = run[n + x] for x <= reach (the running set's prefix sums), then constant; written out
+    # here, not called, since an inlined call reference-counts ``run`` at every x
+    reach = len(run) - 1 - n
+    total = run[n + reach] if reach > 0 else 0
     volume = 0
     x_free, x_lo = 1, 1
     for k in range(m):
-        while x_free <= span and M * x_free - used_until(used, x_free) < V[k]:
+        V_k = part[V + k]
+        while x_free <= span and M * x_free - (run[n + x_free] if x_free <= reach else total) < V_k:
             x_free += 1
-        while x_lo <= span and 2 * (M * x_lo - used_until(used, x_lo)) + x_lo <= 2 * V[k] - 2:
+        while x_lo <= span and 2 * (M * x_lo - (run[n + x_lo] if x_lo <= reach else total)) + x_lo <= 2 * V_k - 2:
             x_lo += 1
-        target, K = V[k] - 1e-6, np.float64(k + 1 + q)
+        target, K = V_k - 1e-6, np.float64(k + 1 + q)
         x_rows = span + 1
         for x in range(x_lo, span + 1):
             y = min(x / K, M + 0.5)
-            if K * ((M + 0.5) * y - y * y / 2) - used_until(used, x) >= target:
+            if K * ((M + 0.5) * y - y * y / 2) - (run[n + x] if x <= reach else total) >= target:
                 x_rows = x
                 break
-        volume += max(max(x_rows, x_free), c_sorted[k])
+        volume += max(max(x_rows, x_free), work[n + k])
     return remaining + max(volume, pair) - late
 
 
-@compiled
-def used_until(used, x):
-    """Σ_{d<=x} U(d) for x >= 1 from the running set's prefix sums ``used`` (constant after its last round)."""
-    reach = len(used)
-    if reach == 0:
-        return 0
-    return used[x - 1] if x <= reach else used[reach - 1]
-
-
 @compiled(inline=True)
-def chain_bound(c, first_G, size3, gone):
+def chain_bound(c, part):
     """(L) over the best of the subsets U_r ⊆ W: W less its r requests of least o, or of least p (r = 0..
-    m − 2), each dropped request j counted at its own c_j (``c``: the members' earliest completions).
+    m − 2), each dropped request j counted at its own c_j (``c[:m]``: the members' earliest completions).
     Valid for every U: Σ_{j∈W} (C_j − t) >= (L) on U + Σ_{j∉U} c_j. Dropping small requests helps
     because the chain charges only the first completion its c: one short request first makes
-    m·c_π(1) small and its gaps are 0. Per W (:meth:`_Bounds.waiting`): ``first_G`` = 3·min_j G[U_r, h, j]
-    (rows U_r, columns the members h), ``size3`` = 3|U_r|, and ``gone`` the members dropped in each order."""
-    m = len(c)
-    R = len(size3) // 2                               # subsets per drop order: r = 0..m − 2
+    m·c_π(1) small and its gaps are 0. Per W (:func:`pack_waiting`'s ``part``): size3 = 3|U_r|, first_G =
+    3·min_j G[U_r, h, j] (rows U_r, columns the members h), and gone, the members dropped in each order."""
+    m, R, drop = part[0], part[1], part[2]            # R subsets per drop order: r = 0..m − 2
+    size3 = 3 + 3 * m
+    first_G = size3 + 2 * R
+    gone = first_G + 2 * R * m
     pair = -1
-    for row in range(len(size3)):
-        first = first_G[row, 0] + size3[row] * c[0]
+    for row in range(2 * R):
+        at = first_G + row * m
+        first = part[at] + part[size3 + row] * c[0]
         for h in range(1, m):
-            first = min(first, first_G[row, h] + size3[row] * c[h])
+            first = min(first, part[at + h] + part[size3 + row] * c[h])
         value = first // 3
         order, r = row // R, row % R
         for d in range(r):
-            value += c[gone[order, d]]
+            value += c[part[gone + order * drop + d]]
         pair = max(pair, value)
     return pair
 
@@ -720,8 +765,8 @@ RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 @compiled
 def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
-            a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
-            wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h):
+            a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s,
+            groups, rest_h, work):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers (row stores of
     :func:`add_row`, ``sizes`` their rows in use): ``heap`` of (f, −g, node) (:func:`heap_push`), ``nodes`` of
     (W, t, the running set's age words (``bits``, ``per``: :func:`age_layout`), path), ``paths`` of (t, X started at
@@ -731,8 +776,8 @@ def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes
     heap, states stored]. Returns RUNNING (budget spent), GOAL,
     EMPTY (no node below ``ub`` is left) or FULL (over ``max_states``)."""
     code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen,
-                         counters, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
-                         wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h)
+                         counters, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts, wait_slot,
+                         wait_parts, pattern, G1s, groups, rest_h, work)
     counters[4] = heap[0][0, 0] if sizes[0] > 0 else BIG
     counters[5] = len(best_g)
     return code
@@ -740,8 +785,8 @@ def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes
 
 @compiled
 def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
-                  a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_rem, run_e, run_used,
-                  wait_slot, w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h):
+                  a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern,
+                  G1s, groups, rest_h, work):
     """The loop of :func:`_expand`."""
     n = len(s)
     mask = (1 << bits) - 1
@@ -841,8 +886,8 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                     if (best_g.get(key2, BIG) > g2
                             and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)):
                         f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
-                                                  a_last, G3_first, run_slot, run_rem, run_e, run_used, wait_slot,
-                                                  w_idx, w_o, w_V, w_first, w_s3, w_gone, pattern, G1s, groups, rest_h),
+                                                  a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts,
+                                                  pattern, G1s, groups, rest_h, work),
                                  f)   # pathmax
                         if f2 < ub:
                             remember(best_g, seen, key2, g2)
