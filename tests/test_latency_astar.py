@@ -564,6 +564,7 @@ def test_copies_chosen_by_their_copied_volume():
 def test_copies_split_into_two_groups_by_volume(monkeypatch):
     """With two groups allowed, pattern_copies cuts its group (of 4 or more) where Σ size·vol(least s, least o) is
     largest with 2 or more in each, when that beats one group by SPLIT_GAIN (hand-worked)."""
+    monkeypatch.setattr(latency_astar, "SPLIT_GAIN", 1.05)               # the hand-worked cases below
     b = _Bounds([0] * 7, [9, 1, 3, 2, 1, 4, 1], [9, 16, 15, 14, 13, 1, 12], 40)
     # others by o: 1 (1, 16), 2 (3, 15), 3 (2, 14), 4 (1, 13), 6 (1, 12), 5 (4, 1): c·vol = 152, 270, 357, 416, 450, 10
     assert pattern_copies(b, [0], 16, groups=1) == [[1, 2, 3, 4, 6]]
@@ -573,6 +574,9 @@ def test_copies_split_into_two_groups_by_volume(monkeypatch):
     assert pattern_copies(b, [0], 3, groups=2) == [[1, 2, 3]]           # fewer than 4 copies: one group
     monkeypatch.setattr(latency_astar, "SPLIT_GAIN", 1.25)               # 540 < 1.25 · 450
     assert pattern_copies(b, [0], 16, groups=2) == [[1, 2, 3, 4, 6]]
+    monkeypatch.setattr(latency_astar, "SPLIT_GAIN", 1.2)                # 540 >= 1.2 · 450, 478 < 1.2 · 416
+    assert pattern_copies(b, [0], 16, groups=2) == [[1, 2], [3, 4, 6]]
+    assert pattern_copies(b, [0], 4, groups=2) == [[1, 2, 3, 4]]
 
 
 def two_groups(bounds, members):

@@ -982,13 +982,14 @@ STAGE_GROWTH = 4
 #: 17 requests of jaillet-model1 draw 1 (scratch stageprobe.py)
 COPY_STAGE_GROWTH = 1.5
 #: (P)'s copies in up to this many groups (1 or 2; :func:`pattern_copies`). Two groups, each copying its own least
-#: (s, o), are closer to their requests but make the table (g1 + 1)(g2 + 1)/(c + 1) times larger. On the six rows
-#: of the README's ladder (60 s, 20 draws each; docs/seed004-certification.md, "Where h falls short on Model 2"):
-#: jaillet-model2 n = 20 18 proven instead of 17, but jaillet-model1 n = 17 and jaillet-model2 n = 18 19 instead
-#: of 20 (there the table takes the search's time), the other rows the same. So one group by default
-COPY_GROUPS = 1
-#: two groups only where their copies' volume beats one group's by this factor
-SPLIT_GAIN = 1.05
+#: (s, o), are closer to their requests but make the table (g1 + 1)(g2 + 1)/(c + 1) times larger. Split wherever
+#: the copies' volume gains 5 %, the six rows of the README's ladder (60 s, 20 draws each; docs/seed004-
+#: certification.md, "Where h falls short on Model 2") gained jaillet-model2 n = 20 draw 2 and lost jaillet-model1
+#: n = 17 draw 3 and jaillet-model2 n = 18 draw 5, whose splits gain 13 % and 11 %
+COPY_GROUPS = 2
+#: so two groups only where their copies' volume beats one group's by this factor: with 36b7642's faster tables,
+#: the six rows keep every proof and jaillet-model2 n = 20 proves draw 2 (split gain 1.22; 18 of 20, was 17)
+SPLIT_GAIN = 1.2
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 
