@@ -57,7 +57,7 @@ ap.add_argument("--pattern-members", type=int,
                 help="latency-astar's (P) tabulates up to this many requests of largest peak (default: "
                      "latency_astar.PATTERN_MEMBERS)")
 ap.add_argument("--copies", type=int,
-                help="and up to this many others as copies of one lighter request (default: latency_astar.COPY_ROOM)")
+                help="and up to this many others as lighter copies (default: latency_astar.COPY_ROOM)")
 ap.add_argument("--copy-groups", type=int, choices=(1, 2),
                 help="in up to this many groups, each copying its own least (s, o) (default: latency_astar.COPY_GROUPS)")
 ap.add_argument("--json", help="write one row per draw to this JSON file (a new one, unless --force)")

@@ -563,8 +563,7 @@ def waiting_bound(run, q, M, span, part, a, t, a_last, enough, work):
             work[y] = work[y - 1]
             y -= 1
         work[y] = c_j
-    # Σ_{d<=x} U(d) = run[n + x] for x <= reach (the running set's prefix sums), then constant; written out
-    # here, not called, since an inlined call reference-counts ``run`` at every x
+    # Σ_{d<=x} U(d) = run[n + x] for x <= reach (the running set's prefix sums), then constant (``total``)
     reach = len(run) - 1 - n
     total = run[n + reach] if reach > 0 else 0
     volume = 0
@@ -1119,8 +1118,9 @@ def pattern_copies(bounds, members, room: int, groups: int | None = None) -> lis
 
     best, chosen = 0, []
     for c in range(1, min(room, len(others)) + 1):
-        if volume(others[:c]) > best:
-            best, chosen = volume(others[:c]), others[:c]
+        value = volume(others[:c])
+        if value > best:
+            best, chosen = value, others[:c]
     if groups < 2 or len(chosen) < 4:
         return [chosen] if chosen else []
     cut = max(range(2, len(chosen) - 1), key=lambda i: volume(chosen[:i]) + volume(chosen[i:]))
