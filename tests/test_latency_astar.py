@@ -612,6 +612,31 @@ def test_patterns_with_two_copy_groups_are_the_optima_of_the_copied_subsets(solv
     assert checked > 300
 
 
+
+def test_pattern_table_in_two_threads_equals_one_thread():
+    """(P)'s table built by two threads (:func:`tabulate_stage` splits each stage's subsets of one size between
+    them, each thread with its own caches) equals the one built by one, entry for entry: on the first 13 requests
+    of jaillet-model1 draw 8, 8 members and the others in two groups of copies. Stopped by a deadline halfway,
+    it counts only its complete stages, and every entry it keeps is the full table's."""
+    inst = jaillet_prefix(8, 13)
+    zeros = np.zeros(inst.n, dtype=np.int64)
+    tables, seconds = [], 0.0
+    for threads in (1, 2):
+        b = bounds_of(inst)
+        members = pattern_members(b, 8)
+        t0 = time.perf_counter()
+        done = build_patterns(b, zeros, members, copies=two_groups(b, members), threads=threads)
+        seconds = max(seconds, time.perf_counter() - t0)
+        tables.append((done, b.pattern.copy()))
+    (done1, table1), (done2, table2) = tables
+    assert done1 == done2 == inst.n and (table1 == table2).all() and np.count_nonzero(table1) > 1000
+    cut = bounds_of(inst)
+    members = pattern_members(cut, 8)
+    done = build_patterns(cut, zeros, members, copies=two_groups(cut, members), threads=2,
+                          deadline=time.perf_counter() + seconds / 2)
+    kept = cut.pattern != 0
+    assert done < inst.n and (cut.pattern[kept] == table1[kept]).all()
+
 def test_search_with_two_copy_groups_equals_brute_force(solved, monkeypatch):
     """The search with (P) over 1 member and the others in two groups of copies returns OPT (arrivals included)."""
     monkeypatch.setattr(latency_astar, "pattern_copies", lambda bounds, members, room: two_groups(bounds, members))

@@ -5,7 +5,7 @@ import functools
 import types
 
 
-def compiled(kernel=None, *, inline: bool = False):
+def compiled(kernel=None, *, inline: bool = False, nogil: bool = False):
     """``kernel`` (a plain Python function over numpy arrays and scalars), compiled by numba's ``njit`` at its
     first call and cached on disk (``cache=True``: a few seconds the first time after an install, a fraction
     of a second in later processes). A kernel may call other ``compiled`` kernels by their global names:
@@ -14,9 +14,10 @@ def compiled(kernel=None, *, inline: bool = False):
     files in ``__pycache__``. ``@compiled(inline=True)``: compiled kernels that call this one get its body
     inlined (numba's ``inline="always"``), so no call passes arguments, whose arrays and containers numba may
     reference-count in and out of each call: for kernels called millions of times with many arguments
-    (``latency_astar.state_bound``; 8 % off that search in one scratch measurement)."""
+    (``latency_astar.state_bound``; 8 % off that search in one scratch measurement). ``@compiled(nogil=True)``:
+    the kernel releases the GIL while it runs, so Python threads can run it side by side."""
     if kernel is None:
-        return functools.partial(compiled, inline=inline)
+        return functools.partial(compiled, inline=inline, nogil=nogil)
 
     @functools.cache
     def jitted():
@@ -27,7 +28,7 @@ def compiled(kernel=None, *, inline: bool = False):
         body = kernel if not names else types.FunctionType(
             kernel.__code__, {**kernel.__globals__, **names}, kernel.__name__, kernel.__defaults__,
             kernel.__closure__)
-        return njit(cache=True, inline="always" if inline else "never")(body)
+        return njit(cache=True, nogil=nogil, inline="always" if inline else "never")(body)
 
     @functools.wraps(kernel)
     def call(*args):

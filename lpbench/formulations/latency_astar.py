@@ -81,7 +81,7 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
 
 * (P) *patterns* (additive pattern databases, as in heuristic search): the optimum of every subset S of the
   ``pattern_size`` requests of largest peak, G1, alone and all arrived, is tabulated before the search
-  (:func:`build_patterns`, by this search on the subsets, smallest first). The requests of W ∩ G1 cannot
+  (:func:`build_patterns`, by this search on the subsets, smallest first, in two threads). The requests of W ∩ G1 cannot
   start before t + δ (δ their least earliest start beside A), and the schedule restricted to them is a
   schedule of them alone, so they cost at least |W ∩ G1|·δ + pattern[W ∩ G1]; W − G1 is bounded by the
   rest of h on its own. The chain and the volume see requests pairwise, by threes or by memory-time;
@@ -110,6 +110,7 @@ UB) is a certified lower bound: some open node lies on an optimal path with its 
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -762,7 +763,7 @@ def doubled(rows):
 RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
 
 
-@compiled
+@compiled(nogil=True)
 def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
             a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s,
             groups, rest_h, work):
@@ -989,6 +990,12 @@ COPY_GROUPS = 2
 #: so two groups only where their copies' volume beats one group's by this factor: with 36b7642's faster tables,
 #: the six rows keep every proof and jaillet-model2 n = 20 proves draw 2 (split gain 1.22; 18 of 20, was 17)
 SPLIT_GAIN = 1.2
+#: (P)'s table is built by this many threads (:func:`tabulate_stage`; the search kernel releases the GIL). The
+#: Model-1 n = 18 draws the ladder left open spend most of their time in the table (draw 8: 47.8 s of table and
+#: 35.2 s of search alone); two threads build the same table in half the time alone (first 16 requests of
+#: jaillet-model1 draw 8, 9 members + 6 copies: 83.2 s -> 42.5 s, scratch partab.py), and in the ladder, with
+#: CP-SAT on one of the two cores, n = 18 proves draw 8 (18 of 20, was 17; docs/seed004-certification.md)
+TABLE_THREADS = 2
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 
@@ -1130,7 +1137,7 @@ def pattern_copies(bounds, members, room: int, groups: int | None = None) -> lis
 
 
 def build_patterns(bounds, before, members, levels=None, deadline=None, stop_when=None, budget=None,
-                   copies=()) -> int:
+                   copies=(), threads: int | None = None) -> int:
     """Fill ``bounds.pattern`` with the optimum of every subset S of ``members``, each alone: every member arrived at t
     = 0 and nothing running, Σ_{j∈S} C_j; and, for each group of ``copies`` (lists of other requests), of S with any
     c of the group, each replaced by the copy (s*, o*) of the group's least s and least o (stored at S and the
@@ -1143,7 +1150,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     subsets), and one stopped by ``deadline`` keeps what it has (a subset stopped early
     keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
     tabulated requests for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest numbers tabulated), which one
-    table serves. Returns how many requests were tabulated in full (members first, then copies).
+    table serves. Returns how many requests were tabulated in full (members first, then copies). Each stage is built by
+    ``threads`` threads (default ``TABLE_THREADS``; :func:`tabulate_stage`).
 
     Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
     alone: dropping requests (the running ones and W − G1) only frees memory, and arrivals only forbid starts.
@@ -1175,6 +1183,11 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
         x += len(group)
     table = _Bounds([0] * len(ids), s_t, o_t, bounds.M)
     table.groups = group_rows([([1 << y for y in span], s_t[span[0]], o_t[span[0]]) for span in spans])
+    tables = [table]
+    for _ in range(1, TABLE_THREADS if threads is None else threads):   # one set of caches per thread
+        other = _Bounds([0] * len(ids), s_t, o_t, bounds.M)
+        other.pattern, other.groups = table.pattern, table.groups
+        tables.append(other)
     t_start, last, done, last_count = time.perf_counter(), 0.0, 0, 1
     for k in range(1, len(ids) + 1):
         now = time.perf_counter()
@@ -1184,19 +1197,11 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
             growth *= len(subsets) / last_count
         if budget is not None and now - t_start + growth * last > budget:
             break
-        table.G1s = np.array([(1 << k) - 1], dtype=np.int64)   # while building: the exact table of proper subsets
-        caches = table.caches()
-        for S in subsets:
-            if ((deadline is not None and time.perf_counter() > deadline)
-                    or (stop_when is not None and stop_when.is_set())):
-                break
-            f0 = table.h(S, (), 0)
-            table.pattern[S] = _best_first(caches, table.layout, before_t, S, 0, -1, f0, BIG, deadline, MAX_STATES,
-                                           stop_when).bound
-        else:
-            done = k
-        if done < k:
+        for tab in tables:                            # while building: the exact table of proper subsets
+            tab.G1s = np.array([(1 << k) - 1], dtype=np.int64)
+        if not tabulate_stage(tables, before_t, subsets, deadline, stop_when):
             break
+        done = k
         last, last_count = time.perf_counter() - now, len(subsets)
         if k == 1:                                    # one search of one request: first use compiles the kernels
             t_start, last = time.perf_counter(), 0.0
@@ -1211,6 +1216,58 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     levels = [k for k in levels if 0 < k <= done]
     bounds.G1s = np.array([sum(1 << j for j in ids[:k]) for k in sorted(levels, reverse=True)], dtype=np.int64)
     return done
+
+
+def tabulate_stage(tables, before_t, subsets, deadline, stop_when) -> bool:
+    """The entries of one stage of :func:`build_patterns`: each subset's optimum alone, by the search, written to
+    the tables' shared ``pattern``. Its subsets of one size are independent (a proper subset is smaller, or of an
+    earlier stage), so each size is split among ``tables`` (one per thread, each with its own caches), and sizes
+    go in ascending order. A subset whose proper subsets' entries are missing still gets its exact optimum (the
+    search is exact with any admissible h), so the split changes no entry. Returns whether every entry of the stage
+    is its exact optimum (False: stopped by ``deadline``, ``stop_when`` or the state limit); an error in any thread
+    is raised here."""
+    def expired():
+        return ((deadline is not None and time.perf_counter() > deadline)
+                or (stop_when is not None and stop_when.is_set()))
+
+    def run(tab, part, complete, errors):
+        try:
+            caches = tab.caches()
+            for S in part:
+                if expired():
+                    complete[0] = False
+                    return
+                found = _best_first(caches, tab.layout, before_t, S, 0, -1, tab.h(S, (), 0), BIG, deadline,
+                                    MAX_STATES, stop_when)
+                if found.status != "optimal":
+                    complete[0] = False
+                tab.pattern[S] = found.bound
+        except BaseException as error:               # raised again by the caller's thread
+            errors.append(error)
+            complete[0] = False
+
+    layers = {}
+    for S in subsets:
+        layers.setdefault(bin(S).count("1"), []).append(S)
+    complete, errors = [True], []
+    for size in sorted(layers):
+        layer = layers[size]
+        parts = [layer[x::len(tables)] for x in range(len(tables))]
+        if len(tables) == 1 or len(layer) < 2 * len(tables):
+            run(tables[0], layer, complete, errors)
+        else:
+            workers = [threading.Thread(target=run, args=(tab, part, complete, errors))
+                       for tab, part in zip(tables[1:], parts[1:])]
+            for worker in workers:
+                worker.start()
+            run(tables[0], parts[0], complete, errors)
+            for worker in workers:
+                worker.join()
+        if errors:
+            raise errors[0]
+        if not complete[0]:
+            return False
+    return True
 
 
 def group_rows(groups) -> np.ndarray:
