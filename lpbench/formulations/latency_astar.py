@@ -81,9 +81,9 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
 
 * (P) *patterns* (additive pattern databases, as in heuristic search): the optimum of every subset S of the
   ``pattern_size`` requests of largest peak, G1, alone and all arrived, is tabulated before the search
-  (:func:`build_patterns`, by this search on the subsets, smallest first, in two threads). The requests of W ∩ G1 cannot
-  start before t + δ (δ their least earliest start beside A), and the schedule restricted to them is a
-  schedule of them alone, so they cost at least |W ∩ G1|·δ + pattern[W ∩ G1]; W − G1 is bounded by the
+  (:func:`build_patterns`, by this search on the subsets, smallest first, in two threads). The requests of
+  W ∩ G1 cannot start before t + δ (δ their least earliest start beside A), and the schedule restricted to them
+  is a schedule of them alone, so they cost at least |W ∩ G1|·δ + pattern[W ∩ G1]; W − G1 is bounded by the
   rest of h on its own. The chain and the volume see requests pairwise, by threes or by memory-time;
   the table sees how ten large requests really interleave (first 15 requests of jaillet-model1 draw 8:
   root bound 304 without, 345 with, OPT 374; scratch measurement, docs/seed004-certification.md).
@@ -1150,8 +1150,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     subsets), and one stopped by ``deadline`` keeps what it has (a subset stopped early
     keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
     tabulated requests for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest numbers tabulated), which one
-    table serves. Returns how many requests were tabulated in full (members first, then copies). Each stage is built by
-    ``threads`` threads (default ``TABLE_THREADS``; :func:`tabulate_stage`).
+    table serves. Returns how many requests were tabulated in full (members first, then copies). Each stage is
+    built by ``threads`` threads (default ``TABLE_THREADS``; :func:`tabulate_stage`).
 
     Validity of (P) in h: any schedule from a state (W, A, t) restricted to S = W ∩ G1 is a schedule of S
     alone: dropping requests (the running ones and W − G1) only frees memory, and arrivals only forbid starts.
