@@ -612,7 +612,6 @@ def test_patterns_with_two_copy_groups_are_the_optima_of_the_copied_subsets(solv
     assert checked > 300
 
 
-
 def test_pattern_table_in_two_threads_equals_one_thread():
     """(P)'s table built by two threads (:func:`tabulate_stage` splits each stage's subsets of one size between
     them, each thread with its own caches) equals the one built by one, entry for entry: on the first 13 requests
@@ -636,6 +635,7 @@ def test_pattern_table_in_two_threads_equals_one_thread():
                           deadline=time.perf_counter() + seconds / 2)
     kept = cut.pattern != 0
     assert done < inst.n and (cut.pattern[kept] == table1[kept]).all()
+
 
 def test_search_with_two_copy_groups_equals_brute_force(solved, monkeypatch):
     """The search with (P) over 1 member and the others in two groups of copies returns OPT (arrivals included)."""

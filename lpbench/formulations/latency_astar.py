@@ -110,6 +110,7 @@ UB) is a certified lower bound: some open node lies on an optimal path with its 
 """
 from __future__ import annotations
 
+import copy
 import threading
 import time
 
@@ -198,8 +199,6 @@ class _Bounds:
     the tests) and the search compute h by the same kernel, :func:`state_bound`."""
 
     def __init__(self, a, s, o, M):
-        from .astar_containers import new_caches
-
         self.s, self.o, self.M = s, o, M
         self.n = n = len(s)
         self.span = sum(o) + max(o) + 2   # offsets x searched (a bound beyond them reads span + 1: still valid)
@@ -211,12 +210,26 @@ class _Bounds:
         self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
         self.a_last = max(a)
         self.layout = age_layout(o)
-        self.run_slot, self.run_parts, self.wait_parts, self.rest_h = new_caches()
-        self.wait_slot = np.full(1 << n, -1, dtype=np.int64)
-        self.work = np.empty(2 * n, dtype=np.int64)   # h's scratch: the members' c, then sorted
+        self.new_caches()
         # (P): the optima of subsets, and the nested sets G1 it is applied with, filled by build_patterns
         self.pattern, self.G1s = np.zeros(1 << n, dtype=np.int64), np.zeros(0, dtype=np.int64)
         self.groups = np.zeros((0, 4), dtype=np.int64)   # (P)'s groups of copies (:func:`canonical_subset`)
+
+    def new_caches(self) -> None:
+        """Empty caches of the per-set parts of h, and h's scratch."""
+        from .astar_containers import new_caches
+
+        self.run_slot, self.run_parts, self.wait_parts, self.rest_h = new_caches()
+        self.wait_slot = np.full(1 << self.n, -1, dtype=np.int64)
+        self.work = np.empty(2 * self.n, dtype=np.int64)   # h's scratch: the members' c, then sorted
+
+    def with_own_caches(self) -> "_Bounds":
+        """A copy for another thread: the same instance arrays, chain minima and (P) tables (``pattern`` shared, so
+        entries written through either are seen by both), with caches and scratch of its own (numba's containers
+        are not safe to fill from two threads)."""
+        other = copy.copy(self)
+        other.new_caches()
+        return other
 
     def caches(self) -> tuple:
         """The arguments of :func:`state_bound` after the state: the instance's arrays and the caches."""
@@ -1147,8 +1160,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     copy before it, so that each group's copies are its first ones). A stage is not begun when ``budget`` seconds
     would likely be passed (a stage costs about ``STAGE_GROWTH`` times the one before, a stage of copies after the
     first ``COPY_STAGE_GROWTH`` times, the first of a later group that times the ratio of the two stages' numbers of
-    subsets), and one stopped by ``deadline`` keeps what it has (a subset stopped early
-    keeps its certified bound; 0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
+    subsets), and a stage counts only when every entry of it is exact: one stopped by ``deadline``, ``stop_when`` or
+    the state limit is dropped with the stages after it (0 means not built and (P) skips it). Then (P) is applied with G1 = the first k
     tabulated requests for k in ``levels`` (default: the ``PATTERN_LEVELS`` largest numbers tabulated), which one
     table serves. Returns how many requests were tabulated in full (members first, then copies). Each stage is
     built by ``threads`` threads (default ``TABLE_THREADS``; :func:`tabulate_stage`).
@@ -1183,11 +1196,7 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
         x += len(group)
     table = _Bounds([0] * len(ids), s_t, o_t, bounds.M)
     table.groups = group_rows([([1 << y for y in span], s_t[span[0]], o_t[span[0]]) for span in spans])
-    tables = [table]
-    for _ in range(1, TABLE_THREADS if threads is None else threads):   # one set of caches per thread
-        other = _Bounds([0] * len(ids), s_t, o_t, bounds.M)
-        other.pattern, other.groups = table.pattern, table.groups
-        tables.append(other)
+    tables = [table] + [table.with_own_caches() for _ in range(1, TABLE_THREADS if threads is None else threads)]
     t_start, last, done, last_count = time.perf_counter(), 0.0, 0, 1
     for k in range(1, len(ids) + 1):
         now = time.perf_counter()
