@@ -154,3 +154,17 @@ def test_solve_reports_the_searched_schedule_as_the_upper_end(capsys, write_json
     assert rep["incumbent_search"]["objective"] < best_policy       # the search beats MC-SF-backfill here
     for r in rep["ratios"].values():
         assert r["lower"] == pytest.approx(r["objective"] / rep["best_known"])
+
+
+def test_the_bound_keeps_the_multipliers_it_certified():
+    """LagrangeBound.lam is the λ whose certified value is the reported bound (bench_slot_load.py schedules
+    by the subproblem's starts at it)."""
+    from lpbench.formulations.lagrange import LagrangeBound
+    from lpbench.solvers.base import SolverProfile
+
+    inst = jaillet_prefix("jaillet-model2", 0, 30)
+    a, s, o = arrays(inst)
+    form = LagrangeBound(inst)
+    res = form.solve(SolverProfile("lagrange", "closed-form", 5))
+    certified = certified_bound(a, s, o, inst.memory, form.lam)
+    assert certified > o.sum() and res.bound == certified

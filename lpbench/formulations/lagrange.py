@@ -202,9 +202,10 @@ class LagrangeBound(ClosedForm):
         a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
         M = int(inst.memory)
         horizon = int((a + o).max() + 2 * np.ceil(volumes(inst).sum() / M))  # any horizon is valid; generous
-        lam, _, self.steps, why = subgradient_bound(a, s, o, M, horizon, deadline=t0 + 0.95 * profile.time_limit,
+        # self.lam: the best λ, kept for callers that schedule by it (benchmarks/bench_slot_load.py)
+        self.lam, _, self.steps, why = subgradient_bound(a, s, o, M, horizon, deadline=t0 + 0.95 * profile.time_limit,
                                                    iterations=self.iterations)
-        bound = float(max(int(o.sum()), certified_bound(a, s, o, M, lam)))
+        bound = float(max(int(o.sum()), certified_bound(a, s, o, M, self.lam)))
         return SolveResult(why, bound, bound, time.perf_counter() - t0,
                            message=f"best of {self.steps} subgradient steps (a valid bound at every step; "
                                    "the dual optimum, latency-lp's value, may be higher)")
