@@ -101,11 +101,11 @@ if args.check:
     saved = json.loads(Path(args.check).read_text())
     inst = load_instance(saved["rho"], saved["requests"], saved["memory"], saved["seed"])
     ver = verify(inst, schedule_from_starts(inst, np.asarray(saved["starts"], dtype=np.int64)))
-    mcsf = verify(inst, simulate(inst, make_policy("mc-sf", inst)).schedule).metrics["total_latency"]
-    so = float(inst.output.sum())
     if not ver.feasible:
         print(f"{args.check}: infeasible: {ver.violations[0]}")
         sys.exit(1)
+    mcsf = verify(inst, simulate(inst, make_policy("mc-sf", inst)).schedule).metrics["total_latency"]
+    so = float(inst.output.sum())
     tel = ver.metrics["total_latency"]
     print(f"{args.check}: feasible, total latency {tel:.0f} = {tel / so:.4f} x sum o (file says "
           f"{saved['total_latency']}); MC-SF {mcsf / so:.4f} x sum o, MC-SF / it {mcsf / tel:.4f}")
@@ -120,7 +120,7 @@ print(f"{'rho':>5} {'sum_o':>9} {'MC-SF/sum_o':>11} {'volume/sum_o':>12} {'s':>5
       f"{'windows':>7} {'MC-SF/UBlp':>10} {'UBlp/lagrange':>13}")
 for rho in (float(x) for x in args.rho.split(",")):
     inst = load_instance(rho, n, M, args.seed)
-    arrival, s, o = inst.arrival, inst.prompt, inst.output
+    arrival, o = inst.arrival, inst.output
     mcsf = simulate(inst, make_policy("mc-sf", inst)).schedule
     ver = verify(inst, mcsf)
     assert ver.feasible
@@ -142,18 +142,17 @@ for rho in (float(x) for x in args.rho.split(",")):
         assert ver.feasible and ver.metrics["total_latency"] >= res.bound
         if ver.metrics["total_latency"] < ub:
             ub, depth, use_ub, ub_sched = ver.metrics["total_latency"], d, memory_use(inst, sched, until), sched
+    a64, s64, o64 = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+    ramps = eq3_ramps(s64, o64)
     t0 = time.perf_counter()
-    a64, o64 = inst.arrival.astype(np.int64), inst.output.astype(np.int64)
-    found, _, windows = window_search(a64, eq3_ramps(inst.prompt, o64), M, starts_from_schedule(inst, ub_sched),
-                                      seed=args.seed, deadline=t0 + args.search_seconds)
+    found, _, windows = window_search(a64, ramps, M, starts_from_schedule(inst, ub_sched), seed=args.seed,
+                                      deadline=t0 + args.search_seconds)
     ts = time.perf_counter() - t0
     ver = verify(inst, schedule_from_starts(inst, found))
     assert ver.feasible and ver.metrics["total_latency"] >= res.bound
     searched = ver.metrics["total_latency"]
     # UBlp: the serial SGS in the order of the Lagrangian subproblem's starts at the bound's λ, then the search
-    s64 = s.astype(np.int64)
     _, k = dual_value(a64, s64, o64, M, lagrange.lam)
-    ramps = eq3_ramps(inst.prompt, o64)
     listed = serial_sgs(a64, ramps, M, np.lexsort((o64, k)))
     ver = verify(inst, schedule_from_starts(inst, listed))
     assert ver.feasible and ver.metrics["total_latency"] >= res.bound

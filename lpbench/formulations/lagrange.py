@@ -203,8 +203,8 @@ class LagrangeBound(ClosedForm):
         M = int(inst.memory)
         horizon = int((a + o).max() + 2 * np.ceil(volumes(inst).sum() / M))  # any horizon is valid; generous
         # self.lam: the best λ, kept for callers that schedule by it (benchmarks/bench_slot_load.py)
-        self.lam, _, self.steps, why = subgradient_bound(a, s, o, M, horizon, deadline=t0 + 0.95 * profile.time_limit,
-                                                   iterations=self.iterations)
+        self.lam, _, self.steps, why = subgradient_bound(a, s, o, M, horizon, iterations=self.iterations,
+                                                         deadline=t0 + 0.95 * profile.time_limit)
         bound = float(max(int(o.sum()), certified_bound(a, s, o, M, self.lam)))
         return SolveResult(why, bound, bound, time.perf_counter() - t0,
                            message=f"best of {self.steps} subgradient steps (a valid bound at every step; "
