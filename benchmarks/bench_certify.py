@@ -32,6 +32,7 @@ from lpbench.formulations.latency_ip import LatencyIP
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
+from lpbench.warmup import warm_up
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--models", default="jaillet-model1,jaillet-model2")
@@ -103,6 +104,7 @@ def draw(model, k, n):
     return parse_instance(data)
 
 
+warm_up()      # compile the kernels first (a minute after an install), so that no draw's time limit pays for it
 rows = []
 ladder = [int(x) for x in args.requests.split(",")] if args.requests else [None]
 for model, n, k in ((m, n, k) for m in args.models.split(",") for n in ladder for k in draws):

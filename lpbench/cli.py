@@ -251,8 +251,11 @@ def cmd_solve(args) -> int:
             apart = f", {100 * (best - lower) / best:.1f} % apart" if best > 0 else ""
             print(f"  best known             {_fmt(best)}  (the best verified schedule); the optimum is in "
                   f"[{_fmt(lower)}, {_fmt(best)}]{apart}")
-        print(f"  build {rep['build_seconds']:.3f}s, solve {rep['solve_seconds']:.3f}s; {rep['variables']} variables, "
-              f"{rep['rows']} rows" + (f"; warm start from {rep['warm_start']}" if rep["warm_start"] else ""))
+        if rep["variables"] is None:                    # proven before the model was built
+            print("  the exact model was not built")
+        else:
+            print(f"  build {rep['build_seconds']:.3f}s, solve {rep['solve_seconds']:.3f}s; {rep['variables']} "
+                  f"variables, {rep['rows']} rows" + (f"; warm start from {rep['warm_start']}" if rep["warm_start"] else ""))
         if rep["message"]:
             print(f"  note: {rep['message']}")
         if "capacity" in rep:
@@ -428,6 +431,16 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_warmup(args) -> int:
+    from .warmup import warm_up
+
+    print("lpbench: compiling the numba kernels (about 80 s once after an install, a few seconds after)",
+          file=sys.stderr)
+    done = warm_up(log=lambda line: print(f"lpbench: {line}", file=sys.stderr))
+    print(f"kernels ready ({sum(seconds for _, seconds in done):.1f} s)")
+    return 0
+
+
 # -- parser ----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -518,6 +531,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("list", help="list registered models, policies, formulations or solver profiles")
     s.add_argument("what", choices=["models", "policies", "formulations", "solvers"], help="what to list")
     s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("warmup", help="compile the exact search's and the bounds' kernels once after an install "
+                       "(a run under a time limit skips a search whose compilation would not fit)")
+    s.set_defaults(func=cmd_warmup)
     __import__("lpbench.cli_traces").cli_traces.add_parsers(sub)  # import, calibrate, profile (issue 11)
     __import__("lpbench.cli_fluid").cli_fluid.add_parsers(sub)  # seed 001: generate fluid, throughput
     __import__("lpbench.cli_bench").cli_bench.add_parsers(sub)  # bench, compare, table, plot

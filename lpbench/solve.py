@@ -96,9 +96,9 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log, best: PolicyRun) -
     if log:
         log("searching an incumbent (offline heuristic)")
     found = cls.search_incumbent(inst, deadline=deadline, seed=seed, incumbent=best.schedule)
-    if found is None:
+    if found is None or isinstance(found, str):
         if log:
-            log("  no schedule within the search's share of the time limit")
+            log("  " + (found or "no schedule within the search's share of the time limit"))
         return None
     name, schedule, info = found
     ver = verify(inst, schedule)

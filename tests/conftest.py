@@ -43,14 +43,10 @@ def small_optima():
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_search_kernel():
-    """Compile the local search's and the exact search's numba kernels once, before any timed test: a fresh
-    checkout compiles them on first use (seconds, counted against that solve's limit), which would cut the
-    first solves' searches short and change their rows (tests/test_bench.py compares two runs row by row),
-    or let CP-SAT prove first where the test expects the search (test_certify_portfolio_cpsat_side_...)."""
-    from lpbench.formulations.latency_astar import astar_search
-    from lpbench.heuristics.slot_sgs import eq3_ramps, serial_sgs
-    from lpbench.instance import parse_instance
+    """Compile every numba kernel once, before any timed test (`lpbench warmup`): a fresh checkout compiles them
+    on first use (about 75 s in all), and a solve skips a search whose compilation would not fit in its time
+    left, which would change what the first short solves find (tests/test_bench.py compares two runs row by
+    row; test_certify_portfolio_cpsat_side_... expects the search beside CP-SAT)."""
+    from lpbench.warmup import warm_up
 
-    serial_sgs(np.zeros(2, dtype=np.int64), eq3_ramps([1, 1], [1, 1]), 4, np.arange(2))
-    astar_search(parse_instance({"memory": 8, "requests": {"arrival": [0, 0, 1], "prompt": [1, 2, 1],
-                                                           "output": [2, 3, 2]}}))
+    warm_up()

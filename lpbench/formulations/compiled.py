@@ -36,3 +36,28 @@ def compiled(kernel=None, *, inline: bool = False, nogil: bool = False):
 
     call.jitted = jitted
     return call
+
+
+def cached(*kernels) -> bool:
+    """Whether each ``compiled`` kernel (or ``njit(cache=True)`` dispatcher) is ready without compiling: compiled
+    in this process, or held by numba's disk cache for its current source. A cold compilation can take a minute
+    (``latency_astar``'s search: 64.5 s on the 2-core machine after an install, 0.1 s from the cache; ``lpbench
+    warmup`` compiles every kernel), so a step under a deadline asks this first (:func:`fits`). Reads numba's
+    cache index through its private ``_cache`` (numba 0.59-0.68); where that is not there, answers True, which
+    is the behaviour without the check."""
+    for kernel in kernels:
+        dispatcher = kernel.jitted() if hasattr(kernel, "jitted") else kernel    # or numba's own njit dispatcher
+        if dispatcher.signatures:
+            continue
+        try:
+            if not dispatcher._cache._cache_file._load_index():
+                return False
+        except AttributeError:
+            continue
+    return True
+
+
+def fits(seconds_left: float, cold_seconds: float, *kernels) -> bool:
+    """Whether a step whose ``kernels`` take ``cold_seconds`` to compile cold can run in ``seconds_left``:
+    always when they are :func:`cached`, else only when the compilation fits."""
+    return seconds_left >= cold_seconds or cached(*kernels)

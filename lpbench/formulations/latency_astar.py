@@ -1011,6 +1011,26 @@ SPLIT_GAIN = 1.2
 TABLE_THREADS = 2
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
+#: compiling the search's kernels takes this long when numba's disk cache does not hold them (the first run after
+#: an install or an edit: 64.5 s on the 2-core machine, 0.1 s from the cache; ``lpbench warmup`` compiles them
+#: once): with less time left the search is not started (:func:`kernels_ready`)
+COLD_COMPILE_SECONDS = 70.0
+
+
+def kernels_ready(seconds_left: float) -> bool:
+    """Whether the search can start with ``seconds_left`` to its deadline: its kernels are compiled or in numba's
+    disk cache (:func:`~lpbench.formulations.compiled.cached`), or there is time to compile them. A compilation
+    cannot be stopped, so a search started without that time would overrun its deadline by up to a minute."""
+    from .astar_containers import new_caches, new_search
+    from .compiled import fits
+
+    return fits(seconds_left, COLD_COMPILE_SECONDS, _expand, chain_table_kernel, state_bound, pack_ages, new_caches,
+                new_search)
+
+
+#: what the search reports when :func:`kernels_ready` says no
+NOT_COMPILED = ("its compiled kernels are not built yet (about 65 s once after an install; run `lpbench warmup` "
+                f"first, or give at least {COLD_COMPILE_SECONDS:.0f} s)")
 
 
 def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: float | None = None,
@@ -1330,6 +1350,9 @@ class LatencyAStar(ClosedForm):
             starts = starts_from_schedule(inst, warm_schedule)
             if starts is not None:
                 upper = float((starts + inst.output - inst.arrival).sum())
+        if not kernels_ready(0.98 * profile.time_limit):
+            return SolveResult("time_limit", upper, None, 0.0, None if starts is None else starts.astype(np.float64),
+                               f"search not run: {NOT_COMPILED}")
         found = astar_search(inst, upper, starts, deadline=time.perf_counter() + 0.98 * profile.time_limit)
         why = {"optimal": "search complete", "time_limit": "time limit reached",
                "feasible": f"stopped at {MAX_STATES:,} states", "interrupted": "interrupted (Ctrl-C)"}[found.status]

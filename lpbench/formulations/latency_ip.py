@@ -90,9 +90,15 @@ class LatencyIP(Formulation):
         """Iterated serial-SGS local search (:mod:`lpbench.heuristics.slot_sgs`): an offline incumbent, hill
         climbs over the priority order, cut by ``deadline``; above ``window_search_above`` requests, the
         window search from ``incumbent`` (the best verified schedule so far). It tightens horizon (b) and is
-        the warm start when it beats every policy."""
-        from ..heuristics.slot_sgs import eq3_ramps, local_search, planned_moves, window_search
+        the warm start when it beats every policy. Returns (name, schedule, info), None when the deadline
+        left no time, or a note when the search's kernel is not compiled and its compilation would not fit."""
+        import time
 
+        from ..heuristics.slot_sgs import (NOT_COMPILED, eq3_ramps, kernel_ready, local_search, planned_moves,
+                                           window_search)
+
+        if not kernel_ready(deadline - time.perf_counter()):
+            return f"not run: {NOT_COMPILED}"
         large = inst.n > cls.window_search_above and incumbent is not None
         starts = starts_from_schedule(inst, incumbent) if large else None
         if starts is not None:
@@ -191,7 +197,9 @@ class LatencyIP(Formulation):
             return found
         if search:
             portfolio = cls.search_portfolio(inst, incumbent, schedule, found[0], profile, deadline)
-            return max(found, portfolio, key=lambda f: f[0])
+            if portfolio[0] > found[0]:
+                return portfolio
+            return (found[0], found[1], f"{found[2]}; the exact portfolio: {portfolio[2]}", portfolio[3])
         if cls.runs_chain(inst):
             half = time.perf_counter() + (deadline - time.perf_counter()) / 2
             bounds = [(chain_bound, (inst, half if inst.n <= cls.certify_max_requests else deadline), "chain-bound")]
@@ -227,7 +235,7 @@ class LatencyIP(Formulation):
         import time
 
         from ..solvers.base import SolverProfile
-        from .latency_astar import astar_search
+        from .latency_astar import NOT_COMPILED, astar_search, kernels_ready
         from .latency_event import LatencyEvent
 
         done = threading.Event()
@@ -235,8 +243,17 @@ class LatencyIP(Formulation):
         cp.objective_floor = floor
         cp.build()
         box: dict = {}
+        search = kernels_ready(deadline - time.perf_counter())
         cp_profile = SolverProfile("certify-cpsat", "cpsat", time_limit=max(deadline - time.perf_counter(), 0.1),
-                                   threads=1, seed=profile.seed)
+                                   threads=1 if search else 2, seed=profile.seed)
+        if not search:                  # the event model alone, on both cores
+            res = cp.solve(cp_profile, schedule)
+            note = f"latency-astar not run: {NOT_COMPILED}; latency-event (CP-SAT, 2 workers) {res.status}"
+            better = (("latency-event", cp.extract(res.x)) if res.x is not None and res.objective < incumbent
+                      else None)
+            if res.status == "optimal":
+                return (res.objective, "latency-event", note, better)
+            return (res.bound if res.bound is not None else -np.inf, "latency-event", note, better)
 
         def run_cp():
             try:

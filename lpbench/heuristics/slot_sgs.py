@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from ..formulations.compiled import compiled
+from ..formulations.compiled import compiled, fits
 
 #: moves per hill climb (per request), and climbs (each from π₀, with its own moves), cut by the deadline. At
 #: paper size (about 10,000 moves per climb): 4 x 10,000 found schedules as good as 1 x 40,000 and 8 x 5,000 on
@@ -123,6 +123,20 @@ def _climb(a, flat, off, dur, M, order, start, mem, first, stop, move_i, move_j,
             mem[lo:] = work[lo:]
             value = total
     return True, value
+
+
+#: compiling :func:`_climb` takes this long when numba's disk cache does not hold it (the first run after an
+#: install or an edit: 7.1 s on the 2-core machine, 0.8 s from the cache with its first SGS; ``lpbench warmup``)
+COLD_COMPILE_SECONDS = 8.0
+#: what the search reports when :func:`kernel_ready` says no
+NOT_COMPILED = (f"its compiled kernel is not built yet (about {COLD_COMPILE_SECONDS:.0f} s once after an install; "
+                "run `lpbench warmup` first)")
+
+
+def kernel_ready(seconds_left: float) -> bool:
+    """Whether the search can start with ``seconds_left`` to its deadline without overrunning it by compiling
+    (:func:`~lpbench.formulations.compiled.fits`)."""
+    return fits(seconds_left, COLD_COMPILE_SECONDS, _climb)
 
 
 class _Ramps:

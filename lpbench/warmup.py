@@ -1,0 +1,60 @@
+"""``lpbench warmup``: compile every numba kernel once, on small Jaillet prefixes, so that later runs load them from
+numba's disk cache. A kernel is compiled at its first call after an install (or an edit of its file), and the
+exact search's take about a minute: a step under a time limit skips a search whose kernels are not compiled and
+whose compilation would not fit (``compiled.fits``), and says so."""
+from __future__ import annotations
+
+import time
+
+
+def _prefix(n: int):
+    from .generators import jaillet
+    from .instance import parse_instance
+
+    data = jaillet.instance("jaillet-model1", 0, 3)
+    data["requests"] = {key: values[:n] for key, values in data["requests"].items()}
+    return parse_instance(data)
+
+
+def _local_search() -> None:
+    from .heuristics.slot_sgs import local_search
+
+    local_search(_prefix(6), iterations=50)
+
+
+def _exact_search() -> None:
+    from .formulations.latency_astar import astar_search
+
+    astar_search(_prefix(6), pattern_size=0)
+    astar_search(_prefix(12), pattern_size=3, copy_room=1, plain_seconds=None)   # the table's path too
+
+
+def _chain_bound() -> None:
+    from .formulations.chain import chain_bound
+
+    chain_bound(_prefix(24), time.perf_counter() + 0.5)
+
+
+def _volume_chain_bound() -> None:
+    from .formulations.volume_chain import volume_chain_bound
+
+    volume_chain_bound(_prefix(30), time.perf_counter() + 0.5)
+
+
+#: (what, how): each step calls the kernels of one method on a small instance
+STEPS = (("local search (incumbent of latency-ip / latency-cp)", _local_search),
+         ("exact search (latency-astar, and the certify step on up to 20 requests)", _exact_search),
+         ("chain-bound", _chain_bound),
+         ("volume-chain-bound", _volume_chain_bound))
+
+
+def warm_up(log=None) -> list[tuple[str, float]]:
+    """Run every step of ``STEPS``; (what, seconds) per step, each logged as it ends when ``log`` is given."""
+    done = []
+    for what, step in STEPS:
+        t0 = time.perf_counter()
+        step()
+        done.append((what, time.perf_counter() - t0))
+        if log:
+            log(f"  {what}: {done[-1][1]:.1f} s")
+    return done
