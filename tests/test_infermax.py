@@ -1,5 +1,6 @@
 """Seed 003: every scheduler variant verifies; every policy schedule fixed into the CSP is feasible
 with the same makespan (one semantics); the CSP optimum verifies and beats every policy."""
+import json
 import numpy as np
 import pytest
 from helpers import packed_schedules
@@ -38,9 +39,16 @@ def test_every_policy_verifies_on_the_mixes(pair):
 
 @pytest.mark.parametrize("pair", infermax.PAIRS)
 def test_policy_schedules_fixed_into_the_csp_are_feasible_with_the_same_makespan(pair):
+    """Each distinct schedule of the family (4-8 of its 26 policies' schedules per pair differ; one CSP solve
+    each, about 1.4 s) fixed into the CSP: feasible, at the same makespan."""
     inst = parse_instance(infermax.mix(pair, 2, seed=0, memory=1600))
+    checked = set()
     for name in FAMILY:
         sched = simulate(inst, make_policy(name, inst)).schedule
+        key = json.dumps(sched.to_dict(inst), sort_keys=True, default=str)
+        if key in checked:                   # the same schedule as an earlier policy's: the same CSP point
+            continue
+        checked.add(key)
         ver = verify(inst, sched)
         form = FORMULATIONS.get("infermax-csp")(inst, batches=sched.n_batches)
         form.build()
