@@ -23,6 +23,7 @@ from lpbench.instance import parse_instance
 from lpbench.solvers.base import SolverProfile
 from lpbench.tomlfile import tomllib
 from lpbench.verify import verify
+from lpbench.warmup import warm_up
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--model", default="jaillet-model1")
@@ -35,6 +36,7 @@ ap.add_argument("--cp-option", action="append", default=[], metavar="NAME=VALUE"
                 help="a CP-SAT parameter for both models (repeatable; a TOML key = value, as in solvers.toml), "
                      "e.g. use_objective_lb_search=true")
 args = ap.parse_args()
+warm_up()   # the local search below has 5 s: its kernel must not be compiling then (lpbench warmup)
 options = tomllib.loads("\n".join(args.cp_option))   # the syntax of [profile.options] in solvers.toml
 
 models = (LatencyEvent,) if args.event_only else (LatencyCP, LatencyEvent)
