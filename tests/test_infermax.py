@@ -1,6 +1,7 @@
 """Seed 003: every scheduler variant verifies; every policy schedule fixed into the CSP is feasible
 with the same makespan (one semantics); the CSP optimum verifies and beats every policy."""
 import json
+
 import numpy as np
 import pytest
 from helpers import packed_schedules
