@@ -1012,8 +1012,8 @@ TABLE_THREADS = 2
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 #: compiling the search's kernels takes this long when numba's disk cache does not hold them (the first run after
-#: an install or an edit: 64.5 s on the 2-core machine, 0.1 s from the cache; ``lpbench warmup`` compiles them
-#: once): with less time left the search is not started (:func:`kernels_ready`)
+#: an install or an edit: 62.6 s on the 2-core machine, 0.8 s from the cache, as ``lpbench warmup`` reports them
+#: with the caches deleted and again): with less time left the search is not started (:func:`kernels_ready`)
 COLD_COMPILE_SECONDS = 70.0
 
 
@@ -1029,7 +1029,7 @@ def kernels_ready(seconds_left: float) -> bool:
 
 
 #: what the search reports when :func:`kernels_ready` says no
-NOT_COMPILED = ("its compiled kernels are not built yet (about 65 s once after an install; run `lpbench warmup` "
+NOT_COMPILED = ("its compiled kernels are not built yet (about a minute, once after an install; run `lpbench warmup` "
                 f"first, or give at least {COLD_COMPILE_SECONDS:.0f} s)")
 
 
@@ -1350,10 +1350,11 @@ class LatencyAStar(ClosedForm):
             starts = starts_from_schedule(inst, warm_schedule)
             if starts is not None:
                 upper = float((starts + inst.output - inst.arrival).sum())
-        if not kernels_ready(0.98 * profile.time_limit):
+        seconds = 0.98 * profile.time_limit
+        if not kernels_ready(seconds):
             return SolveResult("time_limit", upper, None, 0.0, None if starts is None else starts.astype(np.float64),
                                f"search not run: {NOT_COMPILED}")
-        found = astar_search(inst, upper, starts, deadline=time.perf_counter() + 0.98 * profile.time_limit)
+        found = astar_search(inst, upper, starts, deadline=time.perf_counter() + seconds)
         why = {"optimal": "search complete", "time_limit": "time limit reached",
                "feasible": f"stopped at {MAX_STATES:,} states", "interrupted": "interrupted (Ctrl-C)"}[found.status]
         x = None if found.starts is None else found.starts.astype(np.float64)

@@ -126,7 +126,8 @@ def _climb(a, flat, off, dur, M, order, start, mem, first, stop, move_i, move_j,
 
 
 #: compiling :func:`_climb` takes this long when numba's disk cache does not hold it (the first run after an
-#: install or an edit: 7.1 s on the 2-core machine, 0.8 s from the cache with its first SGS; ``lpbench warmup``)
+#: install or an edit: 8.1 s on the 2-core machine, 0.7 s from the cache, as ``lpbench warmup`` reports them
+#: with the caches deleted and again)
 COLD_COMPILE_SECONDS = 8.0
 #: what the search reports when :func:`kernel_ready` says no
 NOT_COMPILED = (f"its compiled kernel is not built yet (about {COLD_COMPILE_SECONDS:.0f} s once after an install; "
