@@ -263,13 +263,14 @@ def test_warm_start_is_a_complete_feasible_hint():
         assert res.status == "optimal" and res.objective == pytest.approx(makespan, rel=1e-12)
 
 
-@pytest.mark.parametrize("pair", ["SISO+LISO", "SILO+LISO"])
-def test_root_proof_agrees_with_the_cp_sat_proof(pair):
+@pytest.mark.parametrize("pair, B", [("SISO+LISO", 4), ("SILO+LISO", 3)])
+def test_root_proof_agrees_with_the_cp_sat_proof(pair, B):
     """Where the best policy schedule reaches (V12), the CSP returns it unbuilt as optimal; building
-    the model anyway, CP-SAT proves the same optimum."""
-    rep = solve_instance(parse_instance(infermax.mix(pair, 4)), "infermax-csp", "cpsat", time_limit=300)
+    the model anyway, CP-SAT proves the same optimum. (SILO+LISO with B = 3 requests: CP-SAT's proof takes
+    9.5 s there, 32.6 s at B = 4; the root proof holds at both.)"""
+    rep = solve_instance(parse_instance(infermax.mix(pair, B)), "infermax-csp", "cpsat", time_limit=300)
     assert rep["status"] == "optimal" and rep["verified"] and "proven at the root" in rep["message"]
-    inst = parse_instance(infermax.mix(pair, 4))
+    inst = parse_instance(infermax.mix(pair, B))
     form = FORMULATIONS.get("infermax-csp")(inst, rep["best_known"])
     form.build(root=False)
     res = form.solve(PROFILE)
