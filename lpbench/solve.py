@@ -24,6 +24,7 @@ import numpy as np
 
 from .errors import InputError, PolicyDiverged
 from .formulations import FORMULATIONS
+from .formulations.base import Formulation, max_nonzeros
 from .instance import Instance
 from .interrupt import REQUESTED
 from .policies import applicable, make_policy
@@ -180,6 +181,28 @@ def check_applicable(inst: Instance, formulation: str):
     return cls
 
 
+def refuse_too_large_early(inst: Instance, cls) -> None:
+    """Refuse, before any policy runs, a model too large to build even at the smallest size an incumbent could
+    give it (``check_size`` raises the usual size message). Valid: a model's size grows with the incumbent
+    objective (horizon (b) of ``latency-ip``: k̄_i <= a_i + UB − Σo), and no verified schedule lies below the
+    closed-form ``volume-bound`` (a lower bound on OPT), so the model sized after the incumbent search is at
+    least as large as the one sized here at UB = ``volume-bound``. Where the model fits at the serial horizon
+    (no incumbent) nothing more is computed. Not on instances the certify step's exact search takes (up to
+    ``astar_max_requests``): it proves optima without building the model, whatever the model's size."""
+    if cls.estimate_nonzeros is Formulation.estimate_nonzeros:
+        return                              # sized by construction
+    if inst.model != "slot" or cls.objective_metric != "total_latency":
+        return                              # no closed-form floor under the incumbent: sized after the search
+    if cls.exact and getattr(cls, "certify_bound", None) is not None and inst.n <= getattr(cls, "astar_max_requests", 0):
+        return
+    nnz = cls(inst).estimate_nonzeros()
+    if nnz is None or nnz <= max_nonzeros():
+        return
+    from .formulations.volume import VolumeBound
+
+    cls(inst, incumbent_objective=float(np.ceil(VolumeBound(inst).value() - 1e-6))).check_size()
+
+
 def solve_instance(inst: Instance, formulation: str | None = None, solver: str | None = None,
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
                    log=None, strict: bool = True, solver_seed: int | None = None) -> dict:
@@ -202,6 +225,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         raise InputError(f"--solver: formulation {formulation!r} is a {cls.native_backend} model; choose a "
                          f"{cls.native_backend} profile, got {profile.name!r} ({profile.backend})")
     metric = cls.objective_metric
+    refuse_too_large_early(inst, cls)
     skipped: dict = {}
     capacity_form = cls(inst) if getattr(cls, "capacity", False) else None  # bad input: exit 2 before simulating
     REQUESTED.clear()

@@ -59,14 +59,68 @@ def test_size_estimate_equals_the_built_model(formulation):
     assert est == built
 
 
-def test_too_large_a_model_is_refused_before_building(capsys, monkeypatch, tmp_path):
+def test_too_large_a_model_is_refused_before_any_policy_runs(capsys, monkeypatch, tmp_path):
+    """Too large even at the horizon of UB = ``volume-bound``: refused at once (the default 60 s limit would
+    give the incumbent search 15 s first), with the size, the limit and a bound that scales."""
     monkeypatch.setenv("LPBENCH_MAX_NONZEROS", "1000")
     path = tmp_path / "d.json"
     path.write_text(__import__("json").dumps(jaillet.instance("jaillet-model1", 0, 0)))
-    code, out, err = run(capsys, "solve", str(path), "--formulation", "latency-lp", "-q", "--policies", "mc-sf",
-                         "--time-limit", "4")     # the size is checked after the incumbent search's share
+    code, out, err = run(capsys, "solve", str(path), "--formulation", "latency-lp", "--policies", "mc-sf")
     assert code == 2 and "Traceback" not in err
     assert "latency-lp" in err and "limit 1,000" in err and "volume-bound" in err
+    assert "simulating policy" not in err
+
+
+def sizes(formulation, inst, objectives):
+    return [FORMULATIONS.get(formulation)(inst, incumbent_objective=v).estimate_nonzeros() for v in objectives]
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_early_size_check_never_refuses_what_fits_at_a_verified_incumbent(monkeypatch, k):
+    """The early check sizes the model at UB = ``volume-bound``; no verified schedule lies below it, so with
+    the limit at the size for a verified schedule's objective (MC-SF's) the early check passes, and one
+    entry less than the size at ``volume-bound`` it refuses; not the exact model on up to 20 requests."""
+    from lpbench.formulations.volume import VolumeBound
+    from lpbench.policies import make_policy
+    from lpbench.sim import simulate
+    from lpbench.solve import refuse_too_large_early
+    from lpbench.errors import InputError
+    from lpbench.verify import verify
+
+    inst = draw(k=k, n=22 + 4 * k)
+    mcsf = verify(inst, simulate(inst, make_policy("mc-sf", inst)).schedule).metrics["total_latency"]
+    floor = float(np.ceil(VolumeBound(inst).value() - 1e-6))
+    for formulation in ("latency-ip", "latency-lp"):
+        at_floor, at_mcsf = sizes(formulation, inst, [floor, mcsf])
+        assert at_floor <= at_mcsf
+        monkeypatch.setenv("LPBENCH_MAX_NONZEROS", str(at_mcsf))
+        refuse_too_large_early(inst, FORMULATIONS.get(formulation))
+        monkeypatch.setenv("LPBENCH_MAX_NONZEROS", str(at_floor - 1))
+        with pytest.raises(InputError, match="matrix entries"):
+            refuse_too_large_early(inst, FORMULATIONS.get(formulation))
+    small = draw(k=k, n=20)   # the exact search may prove it without the model: sized after the certify step
+    monkeypatch.setenv("LPBENCH_MAX_NONZEROS", "1")
+    refuse_too_large_early(small, FORMULATIONS.get("latency-ip"))
+    with pytest.raises(InputError, match="matrix entries"):
+        refuse_too_large_early(small, FORMULATIONS.get("latency-lp"))
+
+
+def test_a_model_that_fits_only_at_a_smaller_incumbent_is_sized_again_after_the_search(capsys, monkeypatch, tmp_path):
+    """Between the size at ``volume-bound`` and the size at the best schedule found, the early check passes and
+    the check after the incumbent search refuses (the policies ran first)."""
+    inst = draw(k=2, n=12)   # sizes 15,906 at volume-bound's 294, 38,801 at MC-SF's 389
+    path = tmp_path / "d.json"
+    data = jaillet.instance("jaillet-model1", 0, 2)
+    data["requests"] = {key: v[:12] for key, v in data["requests"].items()}
+    path.write_text(__import__("json").dumps(data))
+    from lpbench.formulations.volume import VolumeBound
+
+    floor = float(np.ceil(VolumeBound(inst).value() - 1e-6))
+    monkeypatch.setenv("LPBENCH_MAX_NONZEROS", str(sizes("latency-lp", inst, [floor])[0]))
+    code, out, err = run(capsys, "solve", str(path), "--formulation", "latency-lp", "--policies", "mc-sf",
+                         "--time-limit", "4")
+    assert code == 2 and "Traceback" not in err and "matrix entries" in err
+    assert "simulating policy mc-sf" in err
 
 
 @pytest.mark.parametrize("solver, formulation", [("highs", "latency-ip"), ("cpsat", "latency-ip"),

@@ -24,6 +24,11 @@ MAX_NONZEROS = 20_000_000
 FORMULATIONS: Registry[type["Formulation"]] = Registry("formulation")
 
 
+def max_nonzeros() -> int:
+    """The size limit in force: ``LPBENCH_MAX_NONZEROS`` if set, else ``MAX_NONZEROS``."""
+    return int(os.environ.get("LPBENCH_MAX_NONZEROS", MAX_NONZEROS))
+
+
 @dataclass
 class LinearModel:
     name: str
@@ -166,7 +171,7 @@ class Formulation:
     def check_size(self) -> None:
         """Refuse, before building, a model too large to build in memory (exit 2 with a suggestion)."""
         nnz = self.estimate_nonzeros()
-        limit = int(os.environ.get("LPBENCH_MAX_NONZEROS", MAX_NONZEROS))
+        limit = max_nonzeros()
         if nnz is not None and nnz > limit:
             hint = f"; {self.scalable_alternative}" if self.scalable_alternative else ""
             raise InputError(f"--formulation: {self.name!r} on {self.inst.name} would have about {nnz:,} matrix "
