@@ -1,5 +1,7 @@
 """The solve pipeline: policies -> incumbent -> formulation -> backend -> verified schedule -> ratios.
 
+0. A model too large to build even at the smallest horizon any incumbent could give it is refused at once
+   (:func:`refuse_too_large_early`); otherwise its size is checked again before it is built (step 3).
 1. Simulate every applicable policy; each schedule is verified (a failure is a bug and raises).
 2. The best verified policy schedule is the incumbent: its objective tightens the model's horizon
    (where the formulation has a proven tightening) and it is passed as a MIP start / hint.
