@@ -195,7 +195,8 @@ def refuse_too_large_early(inst: Instance, cls) -> None:
         return                              # sized by construction
     if inst.model != "slot" or cls.objective_metric != "total_latency":
         return                              # no closed-form floor under the incumbent: sized after the search
-    if cls.exact and getattr(cls, "certify_bound", None) is not None and inst.n <= getattr(cls, "astar_max_requests", 0):
+    if (cls.exact and getattr(cls, "certify_bound", None) is not None
+            and inst.n <= getattr(cls, "astar_max_requests", 0)):
         return
     nnz = cls(inst).estimate_nonzeros()
     if nnz is None or nnz <= max_nonzeros():

@@ -108,10 +108,10 @@ def test_early_size_check_never_refuses_what_fits_at_a_verified_incumbent(monkey
 def test_a_model_that_fits_only_at_a_smaller_incumbent_is_sized_again_after_the_search(capsys, monkeypatch, tmp_path):
     """Between the size at ``volume-bound`` and the size at the best schedule found, the early check passes and
     the check after the incumbent search refuses (the policies ran first)."""
-    inst = draw(k=2, n=12)   # sizes 15,906 at volume-bound's 294, 38,801 at MC-SF's 389
-    path = tmp_path / "d.json"
     data = jaillet.instance("jaillet-model1", 0, 2)
     data["requests"] = {key: v[:12] for key, v in data["requests"].items()}
+    inst = parse_instance(data)   # sizes 15,906 at volume-bound's 294, 38,801 at MC-SF's 389
+    path = tmp_path / "d.json"
     path.write_text(__import__("json").dumps(data))
     from lpbench.formulations.volume import VolumeBound
 

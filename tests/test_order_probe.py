@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lpbench.generators import jaillet
-from lpbench.heuristics.slot_sgs import eq3_ramps, serial_sgs
-from lpbench.instance import parse_instance
 from lpbench.formulations.latency_ip import schedule_from_starts
+from lpbench.heuristics.slot_sgs import eq3_ramps, serial_sgs
 from lpbench.verify import verify
 
+from test_certify import draw
 from test_latency import brute_force
 from test_latency_astar import random_instances
 
@@ -30,18 +29,12 @@ def coactivity_excess(inst, C) -> float:
     return float((p + g.sum(axis=1)).max() - inst.memory)
 
 
-def prefix(model, k, n):
-    data = jaillet.instance(model, 0, k)
-    data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
-    return parse_instance(data)
-
-
 def test_coactivity_rows_hold_on_verified_schedules():
     """Serial-SGS schedules of random orders, each verified: every row of Lemma 2″ holds (and binds on some),
     and LP_e with all rows at the schedule's completion order is at most its total latency."""
     rng = np.random.default_rng(0)
     cases = [inst for _, inst in random_instances(30)]
-    cases += [prefix(m, k, 20) for m in ("jaillet-model1", "jaillet-model2") for k in range(2)]
+    cases += [draw(m, k, 20) for m in ("jaillet-model1", "jaillet-model2") for k in range(2)]
     binding = 0
     for inst in cases:
         lp = OrderLP(inst)
