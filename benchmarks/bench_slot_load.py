@@ -27,6 +27,8 @@ scheduling; ties by shorter o), verified, with MC-SF / UBlp and UBlp / lagrange.
     python benchmarks/bench_slot_load.py --rho 0.8 --save-starts DIR          # DIR/rho0.8-starts.json: the best
     python benchmarks/bench_slot_load.py --check DIR/rho0.8-starts.json      # verify a saved schedule alone
 
+    python benchmarks/bench_slot_load.py --rho 0.8 --requests 1000 --write-instances DIR   # the instance as a file
+
 --save-starts writes the best verified schedule of each ρ (its start rounds, the instance's parameters and
 its total latency) without overwriting an existing file; --check rebuilds that instance from the trace,
 verifies the schedule with lpbench's verifier and prints its total latency over Σo and MC-SF / it.
@@ -77,6 +79,9 @@ ap.add_argument("--search-seconds", type=float, default=60.0,
 ap.add_argument("--lp-width", type=int, default=80, help="window width of the search from the Lagrangian order")
 ap.add_argument("--save-starts", metavar="DIR", help="write each rho's best verified schedule to DIR/rho<rho>-starts.json")
 ap.add_argument("--check", metavar="FILE", help="verify a schedule written by --save-starts, and nothing else")
+ap.add_argument("--write-instances", metavar="DIR",
+                help="write each rho's instance to DIR/azure-slot-rho<rho>-n<requests>.json (not over an existing "
+                     "file), and nothing else")
 args = ap.parse_args()
 LagrangeBound.iterations = args.lagrange_steps
 
@@ -110,6 +115,20 @@ if args.check:
     print(f"{args.check}: feasible, total latency {tel:.0f} = {tel / so:.4f} x sum o (file says "
           f"{saved['total_latency']}); MC-SF {mcsf / so:.4f} x sum o, MC-SF / it {mcsf / tel:.4f}")
     sys.exit(0 if int(round(tel)) == saved["total_latency"] else 1)
+
+if args.write_instances:
+    for rho in (float(x) for x in args.rho.split(",")):
+        inst = load_instance(rho, args.requests, args.memory, args.seed)
+        path = Path(args.write_instances) / f"azure-slot-rho{rho}-n{args.requests}.json"
+        if path.exists():
+            sys.exit(f"{path}: exists; not overwritten (remove it or choose another DIR)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as f:
+            json.dump({"name": path.stem, "memory": int(inst.memory),
+                       "requests": {"arrival": inst.arrival.tolist(), "prompt": inst.prompt.tolist(),
+                                    "output": inst.output.tolist()}}, f)
+        print(path)
+    sys.exit(0)
 
 n, M = args.requests, args.memory
 print(f"{n} requests, M = {M}, lengths from {Path(args.trace).name}")
