@@ -69,11 +69,16 @@ class OrderLP:
         self.tangent_rhs = (M - g) * g - (M * g - g * (g - 1) / 2)   # (M − g)·δ − y >= (M − g)·g − φ(g)
         self.g = g
 
+    #: the co-activity rows keep only the next ``window`` completers (None: all; fewer is a relaxation, since
+    #: every term dropped is >= 0)
+    window: int | None = None
+
     def value(self, e: np.ndarray, volume: bool = True, coact: bool = False) -> float:
         n, M = self.n, self.M
         rows, cols, vals, rhs = [], [], [], []
         r = 0
-        pairs = [(l, m) for l in range(n) for m in range(l + 1, n)] if coact else []
+        reach = n if self.window is None else self.window
+        pairs = [(l, m) for l in range(n) for m in range(l + 1, min(n, l + 1 + reach))] if coact else []
         z_of = {lm: 2 * n + i for i, lm in enumerate(pairs)}        # variables z_lm after δ and y
 
         def row(idx, coef, b):   # Σ coef·x >= b, stored as −Σ coef·x <= −b
@@ -101,7 +106,7 @@ class OrderLP:
             j = e[m]
             row([z] + list(range(l + 1, m + 1)), [1.0] + [p[j] / self.o[j]] * (m - l), float(p[j]))
         for l in range(n - 1 if coact else 0):                         # (2″) p_h + Σ_m z_lm <= M at C_(l)
-            zs = [z_of[(l, m)] for m in range(l + 1, n)]
+            zs = [z_of[(l, m)] for m in range(l + 1, min(n, l + 1 + reach))]
             row(zs, [-1.0] * len(zs), -float(M - p[e[l]]))
         A = coo_matrix((vals, (rows, cols)), shape=(r, 2 * n + len(pairs))).tocsr()
         bounds = [(0, None)] * n + [(None, None) if volume else (0, 0)] * n + [(0, None)] * len(pairs)
