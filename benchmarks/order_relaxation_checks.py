@@ -63,7 +63,8 @@ def small() -> None:
         with_rows.append(min(lp.value(e, coact=True) for e in orders) / opt)
     for name, r in (("chain + volume rows", np.array(without)), ("+ co-activity rows", np.array(with_rows))):
         print(f"{name}: least LP_e / OPT median {np.median(r):.3f}, mean {r.mean():.3f}, least {r.min():.3f}")
-    print(f"higher with the co-activity rows on {sum(b > a + 1e-9 for a, b in zip(without, with_rows))} of {len(cases)}")
+    higher = sum(b > a + 1e-9 for a, b in zip(without, with_rows))
+    print(f"higher with the co-activity rows on {higher} of {len(cases)}")
 
 
 def known(items, n: int, seconds: float) -> None:
