@@ -8,8 +8,9 @@ must look, and whether CP-SAT's bound on ``completion-cp`` sees them (issue 12; 
 
 ``small``: the 100 instances of the bound tests (60 random with arrivals, 40 where Lemma 2′ binds; tests/), the least
 LP_e over *all* orders, without and with the co-activity rows, over the brute-force OPT. ``known``: the first n
-requests of each draw, OPT by ``latency-astar`` (60 s), the least LP_e an order search finds (--seconds per
-column, from the local search's order and the volume order) over OPT. ``window``: the rows cut to the next K
+requests of each draw, OPT by ``latency-astar`` (60 s), the value of ``latency-lp`` (the time-indexed LP, whose
+memory rows at every round imply the co-activity rows for integral starts) and the least LP_e an order search finds
+(--seconds per column, from the local search's order and the volume order), each over OPT. ``window``: the rows cut to the next K
 completers, LP_e on the best schedule's order and the least found (--seconds per K), over UB. ``cpsat``: CP-SAT's
 own bound (--seconds, 2 workers) on ``completion-cp``'s last stage (pairs, (G), triples) of the first n requests,
 without and with the rows enforced by order literals (o_j·z_hj >= p_j·(o_j − (C_j − C_h)) when C_j >= C_h, z >= 0
@@ -77,12 +78,14 @@ def known(items, n: int, seconds: float) -> None:
             print(f"{item} n = {inst.n}: OPT not proven in 60 s")
             continue
         opt = rep["objective"]
+        time_lp = solve_instance(inst, "latency-lp", None, 60, ["mc-sf"])
         lp = OrderLP(inst)
         _, e_ls, e_vol = starts_of(lp, inst)
         plain, _, s1 = search_orders(lp, [e_ls, e_vol], seconds, 0)
         rows, _, s2 = search_orders(lp, [e_ls, e_vol], seconds, 0, coact=True)
-        print(f"{item} n = {inst.n}: OPT {opt:.0f}; least LP_e found / OPT: chain + volume {plain / opt:.3f} "
-              f"({s1} steps), + co-activity {rows / opt:.3f} ({s2} steps)")
+        print(f"{item} n = {inst.n}: OPT {opt:.0f}; latency-lp / OPT {time_lp['bound'] / opt:.3f} "
+              f"({time_lp['status']}); least LP_e found / OPT: chain + volume {plain / opt:.3f} ({s1} steps), "
+              f"+ co-activity {rows / opt:.3f} ({s2} steps)")
 
 
 def window(items, seconds: float) -> None:
