@@ -41,7 +41,7 @@ def compiled(kernel=None, *, inline: bool = False, nogil: bool = False):
 def cached(*kernels) -> bool:
     """Whether each ``compiled`` kernel (or ``njit(cache=True)`` dispatcher) is ready without compiling: compiled
     in this process, or held by numba's disk cache for its current source. A cold compilation can take a minute
-    (``latency_astar``'s search: 62.6 s on the 2-core machine after an install, 0.8 s from the cache, by ``lpbench
+    (``latency_astar``'s search: 51.5 s on the 2-core machine after an install, 0.8 s from the cache, by ``lpbench
     warmup``, which compiles every kernel, run with the caches deleted and again), so a step under a deadline
     asks this first (:func:`fits`). Reads numba's cache index through its private ``_cache`` (numba 0.59-0.68);
     where that is not there, answers True, which is the behaviour without the check."""

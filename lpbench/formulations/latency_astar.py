@@ -136,6 +136,11 @@ MAX_REQUESTS = 20
 #: jaillet-model2 draw 5 with 11 members tabulated; scratch d1.py)
 MAX_STATES = 12_000_000
 BIG = 1 << 40
+#: the f of the start state when it is pushed: its first pop computes its h at the search's one call of
+#: :func:`state_bound`, pushes it again at f = h and records h as the root bound (``counters[6]``). ``state_bound``
+#: is inlined there; computing the root's h from Python compiled a second copy of it (``lpbench warmup``'s exact
+#: search step with an empty NUMBA_CACHE_DIR: 59.9 s with that copy, 51.5 s without, one run each, 2026-11-28)
+UNSCORED = -1
 HASH_MUL, HASH_MIX = -7046029254386353131, -4658895280553007687   # 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
 AGE_WORDS = 4   # a state key packs the running set's ages into this many int64 words (:func:`age_layout`)
 CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
@@ -195,8 +200,9 @@ def running_parts(ids, ages, s, o, M):
 class _Bounds:
     """The lower bound h of the module docstring. Its per-running-set parts (:func:`running_parts`) and
     per-waiting-set parts (:func:`waiting_parts`) repeat across many states; both are cached in numba
-    containers that the search kernel (:func:`_expand`) fills and reads, so Python callers (the root bound,
-    the tests) and the search compute h by the same kernel, :func:`state_bound`."""
+    containers that the search kernel (:func:`_expand`) fills and reads, so Python callers (the tests) and the
+    search compute h by the same kernel, :func:`state_bound` (the search computes its root bound itself:
+    ``UNSCORED``)."""
 
     def __init__(self, a, s, o, M):
         self.s, self.o, self.M = s, o, M
@@ -825,11 +831,13 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
         W, t, w0, w1, w2, w3, path = row[0], row[1], row[2], row[3], row[4], row[5], row[6]
         if best_g.get((W, t if t < a_last else -1, w0, w1, w2, w3), BIG) < g:
             continue                                  # reached more cheaply since
+        start = f == UNSCORED                         # the start state: its h first, at the one call of state_bound
         if W == 0 and w0 == 0 and w1 == 0 and w2 == 0 and w3 == 0:
             counters[1] = g
             counters[2] = path
             return GOAL
-        counters[0] += 1
+        if not start:
+            counters[0] += 1
         if len(best_g) > max_states:
             counters[3] = f
             return FULL
@@ -850,7 +858,7 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                     arrived[n_arr] = j
                     n_arr += 1
         cost = q + n_arr
-        if q == 0 and n_arr == 0:                     # nothing to do before the next arrival: jump
+        if q == 0 and n_arr == 0 and not start:       # nothing to do before the next arrival: jump
             t_next = BIG
             for j in range(n):
                 if W >> j & 1:
@@ -882,7 +890,13 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
             if new:
                 new = False
                 X = X_at[depth]
-                if not (X == 0 and idle_dominated):
+                if start:                             # the state itself, pushed again with its f = h
+                    q2 = q
+                    ids2[:q] = ids[:q]
+                    ages2[:q] = ages[:q]
+                    key = (w0, w1, w2, w3)
+                    W2, t2, g2 = W, t, g
+                elif not (X == 0 and idle_dominated):
                     age_next[:] = 0
                     for y in range(q + depth):
                         if member_age[y] + 1 < o[member_id[y]]:
@@ -895,20 +909,26 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                             q2 += 1
                     key = pack_ages(ids2[:q2], ages2[:q2], bits, per)
                     W2, t2, g2 = W & ~X, t + 1, g + cost
+                if start or not (X == 0 and idle_dominated):
                     key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
-                    if (best_g.get(key2, BIG) > g2
-                            and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)):
+                    if start or (best_g.get(key2, BIG) > g2
+                               and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)):
                         f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
                                                   a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts,
                                                   pattern, G1s, groups, rest_h, work),
                                  f)   # pathmax
+                        if start:
+                            counters[6] = f2
                         if f2 < ub:
-                            remember(best_g, seen, key2, g2)
+                            if not start:
+                                remember(best_g, seen, key2, g2)
                             path2 = path
                             if X != 0:
                                 path2 = add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0)
                             heap_push(heap, sizes, f2, -g2,
                                       add_row(nodes, sizes, 1, W2, t2, key[0], key[1], key[2], key[3], path2))
+                if start:
+                    break
             if next_q[depth] >= n_arr:
                 depth -= 1
                 continue
@@ -1012,8 +1032,9 @@ TABLE_THREADS = 2
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
 #: compiling the search's kernels takes this long when numba's disk cache does not hold them (the first run after
-#: an install or an edit: 62.6 s on the 2-core machine, 0.8 s from the cache, as ``lpbench warmup`` reports them
-#: with the caches deleted and again): with less time left the search is not started (:func:`kernels_ready`)
+#: an install or an edit: 51.5 s on the 2-core machine on 2026-11-28, a slow day, 62.6 s on 11-27 before the root
+#: bound moved into the search (``UNSCORED``), 0.8 s from the cache, as ``lpbench warmup`` reports them with the
+#: caches deleted and again): with less time left the search is not started (:func:`kernels_ready`)
 COLD_COMPILE_SECONDS = 70.0
 
 
@@ -1024,8 +1045,7 @@ def kernels_ready(seconds_left: float) -> bool:
     from .astar_containers import new_caches, new_search
     from .compiled import fits
 
-    return fits(seconds_left, COLD_COMPILE_SECONDS, _expand, chain_table_kernel, state_bound, pack_ages, new_caches,
-                new_search)
+    return fits(seconds_left, COLD_COMPILE_SECONDS, _expand, chain_table_kernel, pack_ages, new_caches, new_search)
 
 
 #: what the search reports when :func:`kernels_ready` says no
@@ -1059,14 +1079,13 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     ub = BIG if upper is None else int(round(upper))
     full, t0 = (1 << n) - 1, min(a)
     t_key = t0 if t0 < bounds.a_last else -1
-    tabulated, root, found = 0, bounds.h(full, (), t0), None
+    tabulated, found = 0, None
     if size == 0 or plain_seconds is not None:      # first without the table: easy instances end here
         end = deadline
         if size > 0:
             end = time.perf_counter() + plain_seconds
             end = end if deadline is None else min(deadline, end)
-        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, root, ub, end, max_states,
-                            stop_when)
+        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, ub, end, max_states, stop_when)
     time_left = deadline is None or time.perf_counter() < deadline
     if size > 0 and (found is None or (found.status == "time_limit" and time_left)):
         budget = None if deadline is None else PATTERN_SHARE * (deadline - time.perf_counter())
@@ -1074,11 +1093,10 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
         room = COPY_ROOM if copy_room is None else copy_room
         tabulated = build_patterns(bounds, before, members, pattern_levels, deadline, stop_when, budget,
                                    pattern_copies(bounds, members, room))
-        root = bounds.h(full, (), t0)
-        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, root, ub, deadline, max_states,
+        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, ub, deadline, max_states,
                             stop_when)
     seconds = time.perf_counter() - t_enter
-    counts = (found.expanded, found.states, seconds, root, tabulated)
+    counts = (found.expanded, found.states, seconds, found.root, tabulated)
     if found.goal is not None:
         return SearchResult(found.status, float(found.goal), path_starts(found.paths, found.goal_path, n),
                             float(found.bound), *counts)
@@ -1093,17 +1111,17 @@ class _Found:
     def __init__(self, status, bound, counters, paths, goal=None):
         self.status, self.bound, self.paths, self.goal = status, bound, paths, goal
         self.goal_path = int(counters[2]) if goal is not None else -1
-        self.expanded, self.states = int(counters[0]), int(counters[5])
+        self.expanded, self.states, self.root = int(counters[0]), int(counters[5]), int(counters[6])
 
 
-def _best_first(caches, layout, before, W0, t0, t_key, f0, ub, deadline, max_states, stop_when) -> _Found:
-    """The search from (W0, t0, nothing running) at root bound f0, with the arguments ``caches`` of
-    :func:`state_bound` and the age ``layout`` of :func:`age_layout`, in slices of about ``CHECK_SECONDS`` between
-    checks of the deadline, the partner's stop and Ctrl-C."""
+def _best_first(caches, layout, before, W0, t0, t_key, ub, deadline, max_states, stop_when) -> _Found:
+    """The search from (W0, t0, nothing running), whose h its first pop computes (``UNSCORED``), with the arguments
+    ``caches`` of :func:`state_bound` and the age ``layout`` of :func:`age_layout`, in slices of about
+    ``CHECK_SECONDS`` between checks of the deadline, the partner's stop and Ctrl-C."""
     from .astar_containers import new_search
 
-    heap, nodes, paths, sizes, best_g, seen = new_search(W0, t0, t_key, f0)
-    counters = np.zeros(6, dtype=np.int64)
+    heap, nodes, paths, sizes, best_g, seen = new_search(W0, t0, t_key, UNSCORED)
+    counters = np.zeros(7, dtype=np.int64)
     budget = 64
     while True:
         t_slice = time.perf_counter()
@@ -1266,8 +1284,7 @@ def tabulate_stage(tables, before_t, subsets, deadline, stop_when) -> bool:
                 if expired():
                     complete[0] = False
                     return
-                found = _best_first(caches, tab.layout, before_t, S, 0, -1, tab.h(S, (), 0), BIG, deadline,
-                                    MAX_STATES, stop_when)
+                found = _best_first(caches, tab.layout, before_t, S, 0, -1, BIG, deadline, MAX_STATES, stop_when)
                 if found.status != "optimal":
                     complete[0] = False
                 tab.pattern[S] = found.bound
