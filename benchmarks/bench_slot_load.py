@@ -47,6 +47,7 @@ from lpbench.formulations.latency_ip import schedule_from_starts, starts_from_sc
 from lpbench.heuristics.slot_sgs import eq3_ramps, serial_sgs, window_search
 from lpbench.formulations.volume import VolumeBound
 from lpbench.instance import parse_instance
+from lpbench.outputs import write_json
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
 from lpbench.solvers.base import SolverProfile
@@ -122,11 +123,7 @@ if args.write_instances:
         path = Path(args.write_instances) / f"azure-slot-rho{rho}-n{args.requests}.json"
         if path.exists():
             sys.exit(f"{path}: exists; not overwritten (remove it or choose another DIR)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w") as f:
-            json.dump({"name": path.stem, "memory": int(inst.memory),
-                       "requests": {"arrival": inst.arrival.tolist(), "prompt": inst.prompt.tolist(),
-                                    "output": inst.output.tolist()}}, f)
+        write_json(path, {**inst.to_dict(columnar=True), "name": path.stem}, flag="--write-instances")
         print(path)
     sys.exit(0)
 
