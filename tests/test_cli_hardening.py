@@ -153,9 +153,10 @@ def test_sigint_keeps_the_verified_best_schedule_exit_130(capsys, tmp_path, form
     """Acceptance: a Jaillet draw, Ctrl-C during a 20 s solve (0.5 s into the exact solve, which has about 2.8 s
     of it after the search and certify steps on a quiet machine): back within 2 s, status interrupted, exit 130,
     the verified schedule in --out. (latency-ip: HiGHS is in its feasibility-jump heuristic, which polls no
-    callback, so this also covers the abandon-after-GRACE path; docs/seed004-certification.md.) With a 12 s limit
-    the exact step had 1.6 s quiet and 1.1 s in one full-suite run on a slow day, where HiGHS returned at its own
-    limit before the interrupt arrived (exit 0): the margin is the exact step's length."""
+    callback, so this also covers the abandon-after-GRACE path; docs/seed004-certification.md.) Known flaky, cause
+    not found (issue 12's note of 2026-11-28): in two full-suite runs of Quickstart 2 the latency-ip case exited 0
+    with HiGHS at its own limit (1.1 s of 12 s, then 2.7 s of 20 s), the interrupt sent 0.5 s into it not taking
+    effect; it passed in three .ci/run runs and alone every time, also beside two busy loops."""
     assert run(capsys, "generate", "jaillet-model1", "--count", "1", "--out", str(tmp_path))[0] == 0
     inst = str(tmp_path / "jaillet-model1-s0-000.json")
     out = tmp_path / "o.json"
