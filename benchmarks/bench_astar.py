@@ -38,9 +38,7 @@ for n in (int(x) for x in args.requests.split(",")):
     for size in sizes:
         proven, worst = 0, 0.0
         for k in draws:
-            data = jaillet.instance(args.model, args.seed, k)
-            data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
-            inst = parse_instance(data)
+            inst = parse_instance(jaillet.instance(args.model, args.seed, k, first=n))
             res = astar_search(inst, deadline=time.perf_counter() + args.time_limit, pattern_size=size)
             proven += res.status == "optimal"
             worst = max(worst, res.seconds)

@@ -98,10 +98,7 @@ if args.no_relaxation or args.astar_max_requests is not None:
 
 
 def draw(model, k, n):
-    data = jaillet.instance(model, args.seed, k)
-    if n is not None:
-        data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
-    return parse_instance(data)
+    return parse_instance(jaillet.instance(model, args.seed, k, first=n))
 
 
 warm_up()      # compile the kernels first (a minute after an install), so that no draw's time limit pays for it

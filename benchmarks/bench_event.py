@@ -42,9 +42,7 @@ options = tomllib.loads("\n".join(args.cp_option))   # the syntax of [profile.op
 models = (LatencyEvent,) if args.event_only else (LatencyCP, LatencyEvent)
 for case in args.cases.split(","):
     n, k = (int(v) for v in case.split(":"))
-    data = jaillet.instance(args.model, args.seed, k)
-    data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
-    inst = parse_instance(data)
+    inst = parse_instance(jaillet.instance(args.model, args.seed, k, first=n))
     _, hint, _ = LatencyIP.search_incumbent(inst, time.perf_counter() + 5, seed=args.seed)
     incumbent = verify(inst, hint).metrics["total_latency"]
     row = [f"{args.model} n={n} k={k} incumbent {incumbent:g}"]

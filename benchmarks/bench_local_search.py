@@ -30,10 +30,7 @@ print("|---|---|---|---|---|---|---|")
 for model in args.models.split(","):
     for k in map(int, args.draws.split(",")):
         for prefix in prefixes:
-            data = jaillet.instance(model, 0, k)
-            if prefix is not None:
-                data["requests"] = {key: v[:prefix] for key, v in data["requests"].items()}
-            inst = parse_instance(data)
+            inst = parse_instance(jaillet.instance(model, 0, k, first=prefix))
             moves = args.iterations if args.iterations is not None else planned_moves(inst.n)
             t = time.perf_counter()
             _, best, done = local_search(inst, iterations=moves, seed=k)

@@ -38,10 +38,7 @@ groups: dict[tuple, list] = {}
 for path in args.rows:
     with open(path) as fh:
         for r in json.load(fh):
-            data = jaillet.instance(r["model"], args.seed, r["k"])
-            if r["prefix"] is not None:
-                data["requests"] = {key: v[:r["prefix"]] for key, v in data["requests"].items()}
-            inst = parse_instance(data)
+            inst = parse_instance(jaillet.instance(r["model"], args.seed, r["k"], first=r["prefix"]))
             assert inst.n == r["n"], f"row {r['model']} k={r['k']} does not match its instance"
             volume = VolumeBound(inst).value()
             chain = (chain_bound(inst, time.perf_counter() + args.chain_seconds)[0]

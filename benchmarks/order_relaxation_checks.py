@@ -38,10 +38,7 @@ from lpbench.instance import parse_instance  # noqa: E402
 
 def draw(item: str, n: int | None):
     model, k = item.split(":")
-    data = jaillet.instance(model, 0, int(k))
-    if n:
-        data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
-    return parse_instance(data)
+    return parse_instance(jaillet.instance(model, 0, int(k), first=n or None))
 
 
 def starts_of(lp: OrderLP, inst):

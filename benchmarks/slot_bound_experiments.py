@@ -30,10 +30,7 @@ from lpbench.solvers.highs import to_highs
 
 
 def draw(k, n=None, model="jaillet-model1"):
-    d = jaillet.instance(model, 0, k)
-    if n is not None:
-        d["requests"] = {key: v[:n] for key, v in d["requests"].items()}
-    return parse_instance(d)
+    return parse_instance(jaillet.instance(model, 0, k, first=n))
 
 
 # -- level cuts on latency-lp ------------------------------------------------------------------------

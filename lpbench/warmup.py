@@ -11,9 +11,7 @@ def _prefix(n: int):
     from .generators import jaillet
     from .instance import parse_instance
 
-    data = jaillet.instance("jaillet-model1", 0, 3)
-    data["requests"] = {key: values[:n] for key, values in data["requests"].items()}
-    return parse_instance(data)
+    return parse_instance(jaillet.instance("jaillet-model1", 0, 3, first=n))
 
 
 def _local_search() -> None:

@@ -17,10 +17,7 @@ from conftest import run
 
 
 def draw(model="jaillet-model1", k=0, n=None):
-    data = jaillet.instance(model, 0, k)
-    if n is not None:
-        data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
-    return parse_instance(data)
+    return parse_instance(jaillet.instance(model, 0, k, first=n))
 
 
 def test_solver_without_schedule_reports_the_best_verified_policy_schedule(monkeypatch):
@@ -108,8 +105,7 @@ def test_early_size_check_never_refuses_what_fits_at_a_verified_incumbent(monkey
 def test_a_model_that_fits_only_at_a_smaller_incumbent_is_sized_again_after_the_search(capsys, monkeypatch, tmp_path):
     """Between the size at ``volume-bound`` and the size at the best schedule found, the early check passes and
     the check after the incumbent search refuses (the policies ran first)."""
-    data = jaillet.instance("jaillet-model1", 0, 2)
-    data["requests"] = {key: v[:12] for key, v in data["requests"].items()}
+    data = jaillet.instance("jaillet-model1", 0, 2, first=12)
     inst = parse_instance(data)   # sizes 15,906 at volume-bound's 294, 38,801 at MC-SF's 389
     path = tmp_path / "d.json"
     path.write_text(__import__("json").dumps(data))

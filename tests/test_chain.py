@@ -97,9 +97,7 @@ def test_chain_bound_below_brute_force(small_optima):
 
 
 def jaillet_prefix(k, n):
-    d = jaillet.instance("jaillet-model1", 0, k)
-    d["requests"] = {key: v[:n] for key, v in d["requests"].items()}
-    return parse_instance(d)
+    return parse_instance(jaillet.instance("jaillet-model1", 0, k, first=n))
 
 
 @pytest.mark.parametrize("k", range(5))

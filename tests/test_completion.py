@@ -19,9 +19,7 @@ from test_latency_astar import triple_instance
 
 
 def jaillet_prefix(model, k, n):
-    d = jaillet.instance(model, 0, k)
-    d["requests"] = {key: v[:n] for key, v in d["requests"].items()}
-    return parse_instance(d)
+    return parse_instance(jaillet.instance(model, 0, k, first=n))
 
 
 def verified_starts(inst):

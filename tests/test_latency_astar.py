@@ -290,8 +290,7 @@ def test_compiled_bound_equals_the_numpy_form():
     rng = np.random.default_rng(12)
     for model in ("jaillet-model1", "jaillet-model2"):
         for k in range(4):
-            d = jaillet.instance(model, 0, k)
-            inst = parse_instance({"memory": d["memory"], "requests": {x: v[:11] for x, v in d["requests"].items()}})
+            inst = parse_instance(jaillet.instance(model, 0, k, first=11))
             b = bounds_of(inst)
             for _ in range(40):
                 act, W = random_state(b, rng)
@@ -334,9 +333,7 @@ def test_compiled_running_parts_equal_the_numpy_form():
 
 
 def jaillet_prefix(k, n):
-    data = jaillet.instance("jaillet-model1", 0, k)
-    data["requests"] = {key: v[:n] for key, v in data["requests"].items()}
-    return parse_instance(data)
+    return parse_instance(jaillet.instance("jaillet-model1", 0, k, first=n))
 
 
 def test_pipeline_proves_jaillet_prefix():

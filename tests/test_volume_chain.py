@@ -119,9 +119,7 @@ def test_every_multiplier_gives_a_bound_below_the_optimum(small_optima):
 def test_through_solve_on_a_jaillet_prefix():
     """On the first 30 requests of jaillet-model1 draw 0: a valid bound between volume-bound and the best
     verified schedule, above volume-bound, reported by solve with its status."""
-    d = jaillet.instance("jaillet-model1", 0, 0)
-    d["requests"] = {key: v[:30] for key, v in d["requests"].items()}
-    inst = parse_instance(d)
+    inst = parse_instance(jaillet.instance("jaillet-model1", 0, 0, first=30))
     out = solve_instance(inst, "volume-chain-bound", time_limit=6, policies=["mc-sf"])
     assert out["status"] in ("optimal", "time_limit")
     assert VolumeBound(inst).value() < out["bound"] <= out["best_known"] == out["ratios"]["mc-sf"]["objective"]
@@ -142,9 +140,7 @@ def test_certify_step_runs_it_before_the_chain_when_all_arrive_together(monkeypa
         return seen[-1][0]
 
     monkeypatch.setattr(module, "volume_chain_bound", recording)
-    d = jaillet.instance(model, 0, 0)
-    d["requests"] = {key: v[:40] for key, v in d["requests"].items()}
-    inst = parse_instance(d)
+    inst = parse_instance(jaillet.instance(model, 0, 0, first=40))
     rep = solve_instance(inst, "latency-cp", "cpsat", policies=["mc-sf"], time_limit=8)
     assert len(seen) == calls
     for (value, _), target in seen:

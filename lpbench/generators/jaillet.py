@@ -38,7 +38,12 @@ def model2(rng) -> tuple[int, np.ndarray]:
     return M, np.repeat(np.arange(1, T + 1), counts)
 
 
-def instance(model: str, seed: int, k: int) -> dict:
+def instance(model: str, seed: int, k: int, first: int | None = None) -> dict:
+    """Draw k of ``model`` under ``seed``; with ``first``, only its first ``first`` requests (the n-ladder's
+    prefixes; same name and memory, the draw's random numbers unchanged)."""
     rng = np.random.default_rng([seed, k])
     M, arrival = (model1 if model == "jaillet-model1" else model2)(rng)
-    return {"name": f"{model}-s{seed}-{k:03d}", "memory": M, "model": "slot", "requests": _requests(rng, M, arrival)}
+    requests = _requests(rng, M, arrival)
+    if first is not None:
+        requests = {key: values[:first] for key, values in requests.items()}
+    return {"name": f"{model}-s{seed}-{k:03d}", "memory": M, "model": "slot", "requests": requests}
