@@ -6,6 +6,7 @@
 Simulates every applicable policy on 12 random batch instances (tests/helpers.py, memory-tight, with and
 without a token budget), the shipped infermax-7b-mix40 and the first 1,500 Azure conversation requests,
 and compares every schedule batch for batch (starts, requests, tokens, evictions)."""
+import argparse
 import pickle
 import sys
 from dataclasses import replace
@@ -22,7 +23,11 @@ from lpbench.policies import applicable, make_policy  # noqa: E402
 from lpbench.sim import simulate  # noqa: E402
 from lpbench.traces import ImportSpec, import_trace  # noqa: E402
 
-mode, path = sys.argv[1], sys.argv[2]
+parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+parser.add_argument("mode", choices=("save", "check"), help="save the schedules, or check them against a saved file")
+parser.add_argument("path", help="the pickle of saved schedules")
+args = parser.parse_args()
+mode, path = args.mode, args.path
 insts = [random_batch_instance(s, n=60, limits={"token_budget": 512} if s % 2 else None) for s in range(12)]
 insts.append(load_instance(ROOT / "instances/infermax-7b-mix40.json"))
 head, cols = import_trace(str(ROOT.parent / "shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv"),

@@ -14,8 +14,8 @@ for K = 1, 2, 3 (theta = M // (K+1)). threshold: above theta those requests' las
 K-machine problem, bounded by SRPT on one machine of speed K; per order statistic, max over theta.
 cp-redundant: a NoOverlap of the footprint-above-M/2 parts (K = 1) and Cumulatives of capacity K = 2, 3.
 """
+import argparse
 import heapq
-import sys
 import time
 
 import numpy as np
@@ -190,4 +190,8 @@ def waste():
           f"unused {unused} memory-rounds, of which Lemma 3 forces {forced} ({forced / unused:.0%})")
 
 
-{"waste": waste, "local-search": local_search_vs_mcsf, "small-opt": small_opt, "level-cuts": level_cuts, "threshold": threshold, "cp-redundant": cp_redundant}[sys.argv[1]]()
+MODES = {"waste": waste, "local-search": local_search_vs_mcsf, "small-opt": small_opt, "level-cuts": level_cuts,
+         "threshold": threshold, "cp-redundant": cp_redundant}
+parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+parser.add_argument("mode", choices=MODES, help="which experiment (see the module docstring)")
+MODES[parser.parse_args().mode]()
