@@ -27,8 +27,9 @@ Two implementations of the same checks. The replay below walks the schedule batc
 :class:`~lpbench.semantics.RequestStates` and names every violation. A batch-model schedule is first
 checked at once over its flat arrays (:func:`lpbench.semantics.replay_batch_model`, numpy, no loop per
 batch); it returns the result only when it finds no violation at all, with the metrics the replay
-would compute bit for bit, and otherwise hands over to the replay for the messages.
-``tests/test_verify.py`` checks the two agree on valid and corrupted schedules.
+would compute bit for bit, and otherwise hands over to the replay for the messages. A slot-model schedule
+without evictions is checked the same way (:func:`_verify_flat_slot`).
+``tests/test_verify.py`` checks the flat checks and the replay agree on valid and corrupted schedules.
 """
 from __future__ import annotations
 
@@ -65,11 +66,59 @@ def verify(inst: Instance, sched: Schedule) -> VerifyResult:
         from .verify_engines import verify_engines
 
         return verify_engines(inst, sched)
-    if inst.model != SLOT:
-        res = _verify_flat(inst, sched)
-        if res is not None:
-            return res
+    res = _verify_flat(inst, sched) if inst.model != SLOT else _verify_flat_slot(inst, sched)
+    if res is not None:
+        return res
     return _verify_replay(inst, sched)
+
+
+def _verify_flat_slot(inst: Instance, sched: Schedule) -> VerifyResult | None:
+    """The slot-model rules over a whole schedule without evictions at once; None when any rule fails (or the
+    schedule evicts), and the replay then names the violations (or replays the restarts).
+
+    Without evictions a valid slot schedule is, per request i, o_i entries in consecutive batches b_i, b_i + 1,
+    ... whose starts are consecutive integers, the first processing the prompt s_i and each later one 1 token
+    (every entry generates one token: [tokens], [non_preemption], [incomplete], [completed] and [duplicate]
+    together), with a_i <= the first start ([arrival]); the batches start at integers at least one round apart
+    ([slot_time], [order]). A request that is running is then in every batch until it completes, and those
+    batches run back to back: the replay's [non_preemption] checks. After batch j the footprint is Σ (s_i + q + 1)
+    over its entries, q the entry's place in its request's run ([memory]). The metrics are the replay's: each
+    entry emits a token at its batch's end, start + 1."""
+    nb = sched.n_batches
+    lens = np.diff(sched.ptr)
+    if nb == 0 or len(sched.evict) or not np.all(lens > 0):  # restarts, or an [empty] batch: the replay
+        return None
+    start = sched.start
+    if not np.all(np.isfinite(start)) or np.any(start != np.floor(start)) or np.any(np.diff(start) < 1.0):
+        return None
+    r, c = sched.req, sched.tokens
+    counts = np.bincount(r, minlength=inst.n)
+    if np.any(counts != inst.output):
+        return None
+    bi = np.repeat(np.arange(nb), lens)
+    order = np.lexsort((bi, r))          # entries by request, then batch
+    rs, bs = r[order], bi[order]
+    first = np.cumsum(counts) - counts   # each request's first entry among them
+    q = np.arange(len(r)) - np.repeat(first, counts)
+    b0 = np.repeat(bs[first], counts)
+    if np.any(bs != b0 + q) or np.any(start[bs] != start[b0] + q) or np.any(inst.arrival > start[bs[first]] + EPS):
+        return None
+    if np.any(c[order] != np.where(q == 0, inst.prompt[rs], 1)):
+        return None
+    kv = np.zeros(nb, dtype=np.int64)
+    np.add.at(kv, bs, inst.prompt[rs] + q + 1)
+    if np.any(kv > inst.memory):
+        return None
+
+    first_token = start[bs[first]] + 1.0
+    completion = start[bs[first + counts - 1]] + 1.0
+    q_entry = np.empty_like(q)
+    q_entry[order] = q
+    later = q_entry >= 1                 # entries with an earlier token: a gap of one round each, in emission order
+    tbt_req, tbt = r[later], np.ones(int(later.sum()))
+    max_gap = (inst.output > 1).astype(np.float64)
+    busy = float(np.cumsum(np.ones(nb))[-1])  # the replay's running sum of unit batch times
+    return _result(inst, sched, first_token, completion, tbt_req, tbt, max_gap, int(max(0, kv.max())), busy, 0)
 
 
 def _verify_flat(inst: Instance, sched: Schedule) -> VerifyResult | None:

@@ -177,3 +177,66 @@ def test_flat_check_agrees_with_the_replay(seed):
             else:
                 assert flat is None, (p, ref.violations)
             _same(verify(inst, bad), ref)
+
+
+def _slot_corrupt(sched, rng):
+    """A slot-model corruption beside :func:`_corrupt`'s: every batch from one on a round later (valid only when
+    no request runs across that point), or one batch a round later (a pause)."""
+    from dataclasses import replace
+    starts = sched.start.copy()
+    j = int(rng.integers(1, sched.n_batches)) if sched.n_batches > 1 else 0
+    if rng.integers(2):
+        starts[j:] += 1.0
+    else:
+        starts[j] += 1.0
+    return replace(sched, start=starts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_slot_flat_check_agrees_with_the_replay(seed):
+    """The slot-model flat check returns exactly the replay's result on every valid schedule without evictions
+    (the policies and the local search on Jaillet prefixes, and each of them a round later), and None on every
+    invalid one (corrupted, or with the memory one below its peak), so the replay names the violations."""
+    from dataclasses import replace
+    import numpy as np
+    from lpbench.generators import jaillet
+    from lpbench.errors import PolicyDiverged
+    from lpbench.formulations.latency_ip import schedule_from_starts
+    from lpbench.heuristics.slot_sgs import local_search
+    from lpbench.policies import applicable, make_policy
+    from lpbench.sim import simulate
+    from lpbench.verify import _verify_flat_slot, _verify_replay
+    rng = np.random.default_rng(seed)
+    inst = parse_instance(jaillet.instance(["jaillet-model1", "jaillet-model2"][seed % 2], 0, seed, first=25))
+    schedules = [schedule_from_starts(inst, local_search(inst, iterations=200, seed=seed)[0])]
+    for p in applicable(inst):
+        try:
+            schedules.append(simulate(inst, make_policy(p, inst)).schedule)
+        except PolicyDiverged:  # the alpha policies' clearing can loop on these draws
+            continue
+    invalid = 0
+    for sched in schedules:
+        ref = _verify_replay(inst, sched)
+        assert ref.feasible, ref.violations
+        if len(sched.evict):   # a restart: the replay's alone
+            assert _verify_flat_slot(inst, sched) is None
+            _same(verify(inst, sched), ref)
+            continue
+        _same(_verify_flat_slot(inst, sched), ref)
+        later = replace(sched, start=sched.start + 1.0)   # everything a round later: valid, other metrics
+        ref_later = _verify_replay(inst, later)
+        assert ref_later.feasible and ref_later.metrics["total_latency"] == ref.metrics["total_latency"] + inst.n
+        _same(_verify_flat_slot(inst, later), ref_later)
+        tight = replace(inst, memory=ref.metrics["peak_memory"] - 1)
+        assert _verify_flat_slot(tight, sched) is None and not _verify_replay(tight, sched).feasible
+        for k in range(12):
+            bad = (_corrupt if k % 2 else _slot_corrupt)(sched, rng)
+            ref = _verify_replay(inst, bad)
+            flat = _verify_flat_slot(inst, bad)
+            if ref.feasible and len(bad.evict) == 0:
+                _same(flat, ref)
+            else:
+                assert flat is None, ref.violations
+                invalid += not ref.feasible
+            _same(verify(inst, bad), ref)
+    assert invalid >= 10, invalid
