@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import InputError, PolicyDiverged
 from .formulations import FORMULATIONS
-from .formulations.base import Formulation, max_nonzeros
+from .formulations.base import BuildTimeLimit, Formulation, max_nonzeros
 from .instance import Instance
 from .interrupt import REQUESTED
 from .policies import applicable, make_policy
@@ -128,6 +128,18 @@ class _ProvenByBound(Exception):
     """Raised inside the solve block when a certified bound already meets the incumbent."""
 
 
+class _NoTimeLeft(Exception):
+    """Raised inside the solve block when less than ``MIN_SOLVE_SECONDS`` of the limit is left for an exact
+    model and a verified schedule is held: building or solving it would only overrun the limit."""
+
+
+def _check_time_left(cls, best, t_enter: float, limit: float, step: str) -> None:
+    left = limit - (time.perf_counter() - t_enter)
+    if cls.exact and best is not None and left < MIN_SOLVE_SECONDS:
+        raise _NoTimeLeft(f"{max(left, 0.0):.2f}s of the {limit:g}s limit left {step} (less than "
+                          f"{MIN_SOLVE_SECONDS:g}s): the exact model was not {'built or ' * (step == 'to build')}solved")
+
+
 def _certify_bound(inst, cls, best, profile, deadline, metric, log):
     """(bound, source, message, run) from the formulation's certify step, or None when it does not apply.
     run: a verified PolicyRun, named by the method that found it, when the step also found a schedule
@@ -210,7 +222,11 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                    time_limit: float | None = None, policies: list[str] | None = None, seed: int = 0,
                    log=None, strict: bool = True, solver_seed: int | None = None) -> dict:
     """Run the pipeline above. The profile's time limit bounds the whole call: the solver is given
-    what policy simulation and model building left of it (at least ``MIN_SOLVE_SECONDS``)."""
+    what policy simulation and model building left of it. An exact model with less than ``MIN_SOLVE_SECONDS``
+    left is neither built nor solved when a verified schedule is held (status ``time_limit``, that schedule
+    reported); a relaxation is given at least ``MIN_SOLVE_SECONDS``. Every policy is simulated whatever the
+    clock says: its ratio is the report's purpose, and which ratios a report holds must not depend on the
+    machine's speed."""
     t_enter = time.perf_counter()
     if formulation is None:
         formulation = DEFAULT_FORMULATION[inst.model]
@@ -267,6 +283,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 best = certified[3]   # the step found a better schedule (optimal if it proved its bound)
         if certified is not None and certified[0] >= best.objective - TOL:
             raise _ProvenByBound
+        _check_time_left(cls, best, t_enter, profile.time_limit, "to build")
         if log:
             log(f"building {formulation}")
         t0 = time.perf_counter()
@@ -274,6 +291,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         if certified is not None:
             form.objective_floor = certified[0]
         form.check_size()
+        form.build_deadline = t_enter + profile.time_limit
         model = form.build()
         native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
         warm = form.warm_start(best.schedule) if best is not None else None
@@ -284,6 +302,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 raise SolveBugError(f"{formulation} rejects the verified {best.name} schedule (violation {viol}, "
                                     f"objective {val} vs verified {best.objective})")
         build_seconds = time.perf_counter() - t0
+        _check_time_left(cls, best, t_enter, profile.time_limit, "to solve")
         left = replace(profile, time_limit=max(profile.time_limit - (time.perf_counter() - t_enter), MIN_SOLVE_SECONDS))
         # the limit the solver gets: what the policies, the search and the certify step left of the whole one
         limit = f"time limit {left.time_limit:.1f}s of {profile.time_limit:g}s"
@@ -302,6 +321,15 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                           message=f"proven by the {certified[1]} bound ({certified[2]}); the exact model was not solved")
         if log:
             log(f"  proven optimal: {certified[1]} bound {certified[0]:g} = verified {best.name}")
+    except _NoTimeLeft as e:  # the policies and the steps used the limit: keep the best verified schedule
+        res = SolveResult("time_limit", message=str(e))
+        if log:
+            log(f"  {e}")
+    except BuildTimeLimit as e:  # the model is too large to build in the time limit: keep the best schedule
+        build_seconds = time.perf_counter() - t0
+        res = SolveResult("time_limit", message=str(e))
+        if log:
+            log(f"  {e}")
     except KeyboardInterrupt:  # before or while building; a running solver reports "interrupted" itself
         REQUESTED.set()
         res = SolveResult("interrupted", message="interrupted (Ctrl-C) before the solver started, "
@@ -335,7 +363,8 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         # the solver stopped without a schedule at least as good: report the best verified policy schedule
         objective, schedule, verified = best.objective, best.schedule, True
         objective_source = f"{_kind(best, searched, certified)} {best.name}"
-        note = f"the objective is the verified {best.name} schedule (the solver found no better one)"
+        why = "the solver did not run" if model is None else "the solver found no better one"
+        note = f"the objective is the verified {best.name} schedule ({why})"
         res = replace(res, message=f"{res.message}; {note}" if res.message else note)
 
     backend_name = (getattr(cls, "engine", "closed-form") if getattr(cls, "closed_form", False)

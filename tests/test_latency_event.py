@@ -67,3 +67,30 @@ def test_a_hint_with_identical_requests_out_of_order_is_used():
         form.build()
         res = form.solve(SolverProfile("cpsat", "cpsat", time_limit=3, threads=2), hint)
         assert res.objective <= ver.metrics["total_latency"], cls.name
+
+
+def test_a_build_past_the_time_limit_stops_and_keeps_the_best_schedule(monkeypatch):
+    """A model that cannot be built within the time limit (seen: 73 s to build at 1,000 requests under a 5 s
+    limit) stops at its deadline: BuildTimeLimit from the build itself, and from solve status time_limit with
+    the best verified schedule and the reason."""
+    import time
+    from lpbench.formulations.base import BuildTimeLimit, Formulation
+
+    inst = jaillet_prefix(0, 25)
+    form = LatencyEvent(inst, incumbent_objective=10_000)
+    form.build_deadline = time.perf_counter() - 1.0
+    with pytest.raises(BuildTimeLimit, match="the rows of 0 of 25 completions built"):
+        form.build()
+
+    original = Formulation.check_build_deadline
+
+    def late(self, done):
+        self.build_deadline = time.perf_counter() - 1.0
+        original(self, done)
+
+    monkeypatch.setattr(LatencyEvent, "check_build_deadline", late)
+    rep = solve_instance(inst, "latency-event", time_limit=12, policies=["mc-sf"])   # 15 % left after the steps
+    assert rep["status"] == "time_limit" and rep["verified"] is True and rep["rows"] is None
+    assert "could not be built within the time limit" in rep["message"] and "the solver did not run" in rep["message"]
+    assert rep["objective"] <= rep["ratios"]["mc-sf"]["objective"]
+    assert verify(inst, rep["_schedule"]).metrics["total_latency"] == rep["objective"]

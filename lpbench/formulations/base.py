@@ -8,6 +8,7 @@ LP/MPS exporter consume the same object, so one source of truth feeds several em
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -139,6 +140,15 @@ def _compress(major, minor, value, n_major):
     return np.cumsum(start), minor[order], value[order]
 
 
+class BuildTimeLimit(Exception):
+    """A model's build passed ``Formulation.build_deadline``: it cannot be built within the time limit;
+    ``done`` says how far it got."""
+
+    def __init__(self, message: str, done: str):
+        super().__init__(message)
+        self.done = done
+
+
 class Formulation:
     """Builds a LinearModel from an instance and maps solutions back to schedules.
 
@@ -153,9 +163,19 @@ class Formulation:
     objective_metric: ClassVar[str] = "total_latency"  # the verifier metric the objective equals
     summary: ClassVar[str] = ""
 
+    #: ``time.perf_counter()`` time by which a build must be done (set by ``solve`` to the end of the time limit;
+    #: None: no limit). Builds whose time grows as n² check it between blocks (:meth:`check_build_deadline`)
+    build_deadline: float | None = None
+
     def __init__(self, inst, incumbent_objective: float | None = None):
         self.inst = inst
         self.incumbent_objective = incumbent_objective
+
+    def check_build_deadline(self, done: str) -> None:
+        """Raise :class:`BuildTimeLimit` once ``build_deadline`` has passed; ``done`` says how far the build got."""
+        if self.build_deadline is not None and time.perf_counter() > self.build_deadline:
+            raise BuildTimeLimit(f"{self.name} could not be built within the time limit ({done}); a longer "
+                                 "--time-limit, or a bound that scales (volume-bound, lagrange-bound)", done)
 
     def build(self) -> LinearModel:
         raise NotImplementedError

@@ -73,7 +73,7 @@ from ortools.sat.python import cp_model
 from ..errors import InputError
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import solve_cp
-from .base import FORMULATIONS
+from .base import FORMULATIONS, BuildTimeLimit
 from .latency_ip import LatencyIP, canonical_starts, identical_groups, starts_from_schedule
 from .volume import VolumeBound, volumes
 
@@ -167,10 +167,25 @@ class CompletionCP(LatencyIP):
         return taus
 
     def build(self):
-        self.gap_rows = self.cp_model(capacity=True, triples=True, floor=None)[0].Proto().constraints
-        n = self.inst.n
-        self.n_vars, self.n_rows = n + n * (n - 1) // 2, len(self.gap_rows)
+        """Counts the last stage's model (the stages are built in :meth:`solve`, each on its time left)."""
+        inst = self.inst
+        n = inst.n
+        a = inst.arrival.astype(np.int64)
+        identical = sum(len(g) * (len(g) - 1) // 2 for g in identical_groups(inst))
+        gaps = sum(int(np.count_nonzero(a >= tau)) for tau in self.window_starts()) * len(self.tangent_points())
+        self.n_vars = n + n * (n - 1) // 2
+        self.n_rows = n * (n - 1) + identical + len(self.triple_rows()) + gaps
         return self
+
+    def triple_rows(self) -> list[tuple[int, int, int]]:
+        """(h, j, k), j < k, for which Lemma 2' says more than Lemma 2 twice: one row each."""
+        inst = self.inst
+        s, o = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+        w = separation(inst)
+        T = triple_separation(s + o, o, w, int(inst.memory))
+        h, j, k = np.nonzero(T > w[:, :, None] + w[:, None, :])
+        keep = (j < k) & (h != j) & (h != k)
+        return list(zip(h[keep].tolist(), j[keep].tolist(), k[keep].tolist(), T[h[keep], j[keep], k[keep]].tolist()))
 
     def cp_model(self, capacity: bool, triples: bool, floor: int | None):
         """(model, completion variables): Lemma 2 for every pair; (G) too when ``capacity``, Lemma 2' when
@@ -197,10 +212,10 @@ class CompletionCP(LatencyIP):
                 before[h][j], before[j][h] = b, b.Not()
         # Lemma 2' for h completing before both j and k, where it says more than Lemma 2 twice
         if triples:
-            T = triple_separation(s + o, o, w, M)
-            for h, j, k in zip(*np.nonzero(T > w[:, :, None] + w[:, None, :])):
-                if j < k and h not in (j, k):
-                    m.Add(C[j] + C[k] - 2 * C[h] >= int(T[h, j, k])).OnlyEnforceIf([before[h][j], before[h][k]])
+            for row, (h, j, k, t) in enumerate(self.triple_rows()):
+                if row % 4096 == 0:
+                    self.check_build_deadline(f"{row} triple rows built")
+                m.Add(C[j] + C[k] - 2 * C[h] >= t).OnlyEnforceIf([before[h][j], before[h][k]])
         # (G) gap capacity, per request h, window τ and tangent y0
         if capacity:
             one = m.NewConstant(1)
@@ -235,12 +250,18 @@ class CompletionCP(LatencyIP):
             left = profile.time_limit - (time.perf_counter() - t0)
             if left <= 0.5:
                 break
-            m, C = self.cp_model(capacity, triples, floor)
+            name = 'pairs' + '+gaps' * capacity + '+triples' * triples
+            self.build_deadline = t0 + profile.time_limit - 0.5   # the stage's own half second to solve
+            try:
+                m, C = self.cp_model(capacity, triples, floor)
+            except BuildTimeLimit as e:
+                stages.append(f"{name}: not built in the time left ({e.done})")
+                break
             if hint is not None:
                 for var, c in zip(C, hint):
                     m.AddHint(var, int(c))
             res = solve_cp(m, replace(profile, time_limit=max(0.5, share * left)), lambda solver: None)
-            stages.append(f"{'pairs' + '+gaps' * capacity + '+triples' * triples}: {res.status}")
+            stages.append(f"{name}: {res.status}")
             if res.bound is not None:
                 floor = max(floor or 0, int(np.ceil(res.bound - 1e-6)))
             if res.status in ("interrupted", "infeasible", "error"):
@@ -249,7 +270,8 @@ class CompletionCP(LatencyIP):
                 stages[-1] += " (relaxation optimum)"
         bound = max(VolumeBound(self.inst).value(), (floor - shift) if floor is not None else -np.inf)
         done = bool(stages) and stages[-1].endswith("(relaxation optimum)")
-        return SolveResult("optimal" if done else ("interrupted" if "interrupted" in stages[-1] else "time_limit"),
+        stopped = "interrupted" if stages and "interrupted" in stages[-1] else "time_limit"
+        return SolveResult("optimal" if done else stopped,
                            bound, bound, time.perf_counter() - t0, None, "; ".join(stages))
 
     def extract(self, x):

@@ -51,6 +51,7 @@ class LatencyEvent(LatencyCP):
         c_min, c_max = a + o, self.last + o
         pairs = 0
         for h in range(n):
+            self.check_build_deadline(f"the rows of {h} of {n} completions built")
             load = []
             for j in range(n):
                 # j active at C_h needs S_j <= C_h - 1 and C_j >= C_h; skip pairs whose horizons exclude it
