@@ -89,7 +89,8 @@ def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int
 
 #: share of the time limit given to a formulation's incumbent search (``search_incumbent``). The shares
 #: of the steps after the policies are of the time the policies left: at 10,000 requests simulating
-#: MC-SF and mc-sf-backfill takes about 25 s, past a 60 s limit's 15 s, and the search got no time
+#: MC-SF and mc-sf-backfill took about 25 s, past a 60 s limit's 15 s, and the search got no time (since the
+#: slot verifier's flat check, e527e35: 4.5 + 0.7 s and 7.2 + 0.6 s to simulate and verify, at load 0.8)
 INCUMBENT_SHARE = 0.25
 
 
