@@ -102,6 +102,35 @@ class AlphaProtection(Policy):
             gone = set(finished.tolist())
             self.running = [i for i in self.running if i not in gone]
 
+    def steady_batches(self, req, tokens, decode):
+        """A round that admitted and cleared nothing (every running request decodes) repeats up to the round in
+        which a running request completes, while the running footprint after each round, F + q·|run| in the
+        q-th repeat (F = Σ (S_j + 1) now), stays <= M (no clearing, so no random draw either) and the queue's
+        head stays refused (F + q·|run| + s + 1 > (1 − α)M holds for every q once it holds for q = 0). Proof: the
+        running set changes only by clearing, admission and completion. Arrivals join the queue's tail (FCFS by
+        index), so the run is arrival-sensitive only while the queue is empty (``run_survives_arrival``)."""
+        if not decode.all():  # the round admitted prompts
+            return 0, True
+        inst, st = self.inst, self.st
+        after = int((st.S[req] + 1).sum())
+        limit = (1 - self.alpha) * inst.memory
+        if after > inst.memory or (self.queue and after + int(inst.prompt[self.queue[0]]) + 1 <= limit):
+            return 0, True
+        steps = min(int((inst.output[req] - st.generated[req]).min()), (inst.memory - after) // len(req) + 1)
+        self._run_after, self._run_head = after, bool(self.queue)
+        return steps, not self.queue
+
+    def run_survives_arrival(self, i: int) -> bool:
+        """Into an empty queue, arrival i becomes the head: it changes no promised round iff it is refused at the
+        run's first footprint (then at every later, larger one); behind a refused head it changes nothing."""
+        if not self._run_head and self._run_after + int(self.inst.prompt[i]) + 1 <= (1 - self.alpha) * self.inst.memory:
+            return False
+        self._run_head = True
+        return True
+
+    def advance_run(self, req, tokens, decode, steps, starts) -> None:
+        """Nothing to advance: the running list and the queue are as they were (no draw, no admission)."""
+
 
 @POLICIES.register("alpha-beta-clearing")
 class AlphaBetaClearing(AlphaProtection):
