@@ -2,6 +2,9 @@
 
     python benchmarks/bench_simulate.py [--trace ../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv]
     python benchmarks/bench_simulate.py --long-context    # the synthetic long-context workload (issue 9)
+    python benchmarks/bench_slot_load.py --rho 0.8 --requests 10000 --write-instances DIR
+    python benchmarks/bench_simulate.py --instance DIR/azure-slot-rho0.8-n10000.json \
+        --policies alpha-beta-clearing,alpha-protection,mc-benchmark,mc-sf,mc-sf-backfill   # slot model
 
 ``schedule=`` is a digest of the whole schedule (starts, requests, tokens, evictions): an A/B run of two
 versions (one through ``PYTHONPATH``) shows that they build the same schedules at full scale.
@@ -20,7 +23,7 @@ import numpy as np
 from pathlib import Path
 
 from lpbench.errors import InputError
-from lpbench.instance import parse_instance
+from lpbench.instance import load_instance, parse_instance
 from lpbench.traces import ImportSpec, import_trace
 from lpbench.policies import make_policy
 from lpbench.sim import simulate
@@ -60,12 +63,19 @@ def main():
     ap.add_argument("--token-budget", type=int, default=16384)
     ap.add_argument("--limit", type=int, help="only the trace's first LIMIT requests (quick A/B comparisons)")
     ap.add_argument("--long-context", action="store_true", help=LONG_CONTEXT_HELP)
+    ap.add_argument("--instance", help="an instance file instead of the trace (e.g. a slot instance written by "
+                                       "bench_slot_load.py --write-instances)")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    inst = (long_context(token_budget=args.token_budget) if args.long_context else
-            azure_hour(args.trace, args.memory, args.token_budget, args.limit))
+    if args.instance:
+        inst = load_instance(args.instance)
+    elif args.long_context:
+        inst = long_context(token_budget=args.token_budget)
+    else:
+        inst = azure_hour(args.trace, args.memory, args.token_budget, args.limit)
     print(f"instance: {inst.n} requests, {int(inst.prompt.sum())} prompt + {int(inst.output.sum())} output tokens, "
           f"built in {time.perf_counter() - t0:.2f}s")
+    unit = " rounds" if inst.model == "slot" else "s"
     for name in args.policies.split(","):
         cpu = time.process_time()
         try:
@@ -83,7 +93,7 @@ def main():
                                          (s.start, s.ptr, s.req, s.tokens, s.eptr, s.evict))).hexdigest()[:12]
         print(f"{name:10s} simulate {res.seconds:6.2f}s (cpu {cpu:6.2f}s)  verify {tv:6.2f}s  verified={ver.feasible}  "
               f"batches={m.get('batches')}  evictions={m.get('evictions')}  "
-              f"mean_latency={m.get('mean_latency', 0):.3f}s  schedule={digest}", flush=True)
+              f"mean_latency={m.get('mean_latency', 0):.3f}{unit}  schedule={digest}", flush=True)
 
 
 if __name__ == "__main__":
