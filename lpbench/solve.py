@@ -130,15 +130,16 @@ class _ProvenByBound(Exception):
 
 
 class _NoTimeLeft(Exception):
-    """Raised inside the solve block when less than ``MIN_SOLVE_SECONDS`` of the limit is left for an exact
-    model and a verified schedule is held: building or solving it would only overrun the limit."""
+    """Raised inside the solve block when less than ``MIN_SOLVE_SECONDS`` (and a fifth of the limit) is left for
+    an exact model and a verified schedule is held: building or solving it would only overrun the limit."""
 
 
 def _check_time_left(cls, best, t_enter: float, limit: float, step: str) -> None:
     left = limit - (time.perf_counter() - t_enter)
-    if cls.exact and best is not None and left < MIN_SOLVE_SECONDS:
+    least = min(MIN_SOLVE_SECONDS, 0.2 * limit)   # a limit of 1 s still solves after policies of a few ms
+    if cls.exact and best is not None and left < least:
         raise _NoTimeLeft(f"{max(left, 0.0):.2f}s of the {limit:g}s limit left {step} (less than "
-                          f"{MIN_SOLVE_SECONDS:g}s): the exact model was not {'built or ' * (step == 'to build')}solved")
+                          f"{least:g}s): the exact model was not {'built or ' * (step == 'to build')}solved")
 
 
 def _certify_bound(inst, cls, best, profile, deadline, metric, log):
@@ -224,7 +225,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                    log=None, strict: bool = True, solver_seed: int | None = None) -> dict:
     """Run the pipeline above. The profile's time limit bounds the whole call: the solver is given
     what policy simulation and model building left of it. An exact model with less than ``MIN_SOLVE_SECONDS``
-    left is neither built nor solved when a verified schedule is held (status ``time_limit``, that schedule
+    (and less than a fifth of the limit) left is neither built nor solved when a verified schedule is held (status ``time_limit``, that schedule
     reported); a relaxation is given at least ``MIN_SOLVE_SECONDS``. Every policy is simulated whatever the
     clock says: its ratio is the report's purpose, and which ratios a report holds must not depend on the
     machine's speed."""
