@@ -177,8 +177,8 @@ class CompletionCP(LatencyIP):
         self.n_rows = n * (n - 1) + identical + len(self.triple_rows()) + gaps
         return self
 
-    def triple_rows(self) -> list[tuple[int, int, int]]:
-        """(h, j, k), j < k, for which Lemma 2' says more than Lemma 2 twice: one row each."""
+    def triple_rows(self) -> list[tuple[int, int, int, int]]:
+        """(h, j, k, T(h, j, k)), j < k, for which Lemma 2' says more than Lemma 2 twice: one row each."""
         inst = self.inst
         s, o = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
         w = separation(inst)
