@@ -2,7 +2,7 @@
 time limit"). Not a test: one `lpbench solve` process per (instance, formulation, limit), timed from the outside,
 so the seconds include the interpreter's start-up (about 1 s here; `volume-bound`'s row shows it).
 
-    python benchmarks/time_limit_sweep.py                       # limits 5 and 15 s, four instances (~25 min)
+    python benchmarks/time_limit_sweep.py                       # limits 5 and 15 s, four instances (15 min)
     python benchmarks/time_limit_sweep.py --limits 5 --instances m1-53
 
 Instances: full jaillet-model1 draw 0 (53 requests), jaillet-model2 draw 28 (102), the first 18 requests of

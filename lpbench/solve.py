@@ -323,12 +323,9 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                           message=f"proven by the {certified[1]} bound ({certified[2]}); the exact model was not solved")
         if log:
             log(f"  proven optimal: {certified[1]} bound {certified[0]:g} = verified {best.name}")
-    except _NoTimeLeft as e:  # the policies and the steps used the limit: keep the best verified schedule
-        res = SolveResult("time_limit", message=str(e))
-        if log:
-            log(f"  {e}")
-    except BuildTimeLimit as e:  # the model is too large to build in the time limit: keep the best schedule
-        build_seconds = time.perf_counter() - t0
+    except (_NoTimeLeft, BuildTimeLimit) as e:  # no time left, or a model too large to build in it: keep the best
+        if isinstance(e, BuildTimeLimit):       # verified schedule
+            build_seconds = time.perf_counter() - t0
         res = SolveResult("time_limit", message=str(e))
         if log:
             log(f"  {e}")

@@ -64,6 +64,7 @@ Two bounds use these lemmas:
 """
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import replace
 
@@ -174,11 +175,13 @@ class CompletionCP(LatencyIP):
         identical = sum(len(g) * (len(g) - 1) // 2 for g in identical_groups(inst))
         gaps = sum(int(np.count_nonzero(a >= tau)) for tau in self.window_starts()) * len(self.tangent_points())
         self.n_vars = n + n * (n - 1) // 2
-        self.n_rows = n * (n - 1) + identical + len(self.triple_rows()) + gaps
+        self.n_rows = n * (n - 1) + identical + len(self.triple_rows) + gaps
         return self
 
+    @functools.cached_property
     def triple_rows(self) -> list[tuple[int, int, int, int]]:
-        """(h, j, k, T(h, j, k)), j < k, for which Lemma 2' says more than Lemma 2 twice: one row each."""
+        """(h, j, k, T(h, j, k)), j < k, for which Lemma 2' says more than Lemma 2 twice: one row each (computed
+        once: ``build`` counts them, the last stage adds them)."""
         inst = self.inst
         s, o = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
         w = separation(inst)
@@ -212,7 +215,7 @@ class CompletionCP(LatencyIP):
                 before[h][j], before[j][h] = b, b.Not()
         # Lemma 2' for h completing before both j and k, where it says more than Lemma 2 twice
         if triples:
-            for row, (h, j, k, t) in enumerate(self.triple_rows()):
+            for row, (h, j, k, t) in enumerate(self.triple_rows):
                 if row % 4096 == 0:
                     self.check_build_deadline(f"{row} triple rows built")
                 m.Add(C[j] + C[k] - 2 * C[h] >= t).OnlyEnforceIf([before[h][j], before[h][k]])

@@ -57,6 +57,7 @@ class AlphaProtection(Policy):
         self.queue: list[int] = []     # waiting, FCFS by index (= arrival, then file order)
         self.running: list[int] = []
         self.clears = np.zeros(inst.n, dtype=np.int64)
+        self.admit_limit = (1 - self.alpha) * inst.memory   # admission: memory after the round <= (1 − α)M
 
     def on_arrivals(self, idx) -> None:
         for i in idx.tolist():
@@ -82,11 +83,10 @@ class AlphaProtection(Policy):
             after = int((st.S[run] + 1).sum())
         for i in evicted:
             bisect.insort(self.queue, i)
-        limit = (1 - self.alpha) * inst.memory
         admitted = []
         for i in self.queue:
             need = int(inst.prompt[i]) + 1
-            if after + need > limit:
+            if after + need > self.admit_limit:
                 break
             admitted.append(i)
             after += need
@@ -113,8 +113,7 @@ class AlphaProtection(Policy):
             return 0, True
         inst, st = self.inst, self.st
         after = int((st.S[req] + 1).sum())
-        limit = (1 - self.alpha) * inst.memory
-        if after > inst.memory or (self.queue and after + int(inst.prompt[self.queue[0]]) + 1 <= limit):
+        if after > inst.memory or (self.queue and after + int(inst.prompt[self.queue[0]]) + 1 <= self.admit_limit):
             return 0, True
         steps = min(int((inst.output[req] - st.generated[req]).min()), (inst.memory - after) // len(req) + 1)
         self._run_after, self._run_head = after, bool(self.queue)
@@ -123,7 +122,7 @@ class AlphaProtection(Policy):
     def run_survives_arrival(self, i: int) -> bool:
         """Into an empty queue, arrival i becomes the head: it changes no promised round iff it is refused at the
         run's first footprint (then at every later, larger one); behind a refused head it changes nothing."""
-        if not self._run_head and self._run_after + int(self.inst.prompt[i]) + 1 <= (1 - self.alpha) * self.inst.memory:
+        if not self._run_head and self._run_after + int(self.inst.prompt[i]) + 1 <= self.admit_limit:
             return False
         self._run_head = True
         return True
