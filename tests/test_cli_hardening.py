@@ -4,6 +4,7 @@ import os
 import signal
 import stat
 import subprocess
+import threading
 import sys
 import time
 
@@ -291,3 +292,50 @@ def test_a_bad_solver_profile_is_bad_input(capsys, tmp_path, monkeypatch, body, 
     formulation = "completion-cp" if '"cpsat"' in body else "latency-lp"
     code, _, err = run(capsys, "solve", SLOT12, "--formulation", formulation, "--solver", "x", "-q")
     assert code == 2 and message in err, (code, err)
+
+
+def test_a_solver_that_ignores_its_stop_is_abandoned_a_tenth_of_its_time_late():
+    """run_interruptible abandons a solver that does not stop (HiGHS in a large MIP's root LP polls no callback)
+    deadline_grace after its deadline: a tenth of the time it was given, within [0.25 s, 1 s]. With the fixed
+    second of grace before, this 2 s solve would have returned after 3 s."""
+    from lpbench.interrupt import ABANDONED, Abandoned, deadline_grace, run_interruptible
+
+    assert (deadline_grace(1.0), deadline_grace(5.0), deadline_grace(60.0)) == (0.25, 0.5, 1.0)
+    release = threading.Event()
+    t0 = time.perf_counter()
+    with pytest.raises(Abandoned) as caught:
+        run_interruptible(lambda: release.wait(30), stop=lambda: None, deadline=t0 + 2.0)
+    elapsed = time.perf_counter() - t0
+    release.set()                                        # let the abandoned worker end
+    ABANDONED[:] = [t for t in ABANDONED if t.is_alive() and t.name != "lpbench-solve"]
+    assert caught.value.timed_out and "0.25s" in str(caught.value)
+    assert 2.0 + 0.25 <= elapsed < 2.0 + 0.25 + 0.5, elapsed
+
+
+def test_to_highs_passes_the_model_unchanged():
+    """to_highs passes numpy arrays in one call: HiGHS holds the same matrix, bounds, costs, offset and
+    integrality as the LinearModel (a MIP and its LP relaxation)."""
+    import numpy as np
+
+    from lpbench.formulations.latency_ip import LatencyIP
+    from lpbench.instance import load_instance
+    from lpbench.solvers.highs import to_highs
+
+    inst = load_instance(SLOT12)
+    for relax in (False, True):
+        form = LatencyIP(inst)
+        form.relax = relax
+        model = form.build()
+        lp = to_highs(model).getLp()
+        cost, lower, upper, integer, rlo, rup = model.arrays()
+        start, index, value = model.csc()
+        assert (lp.num_col_, lp.num_row_, lp.offset_) == (model.n_vars, model.n_rows, model.offset)
+        for got, want in ((lp.col_cost_, cost), (lp.col_lower_, lower), (lp.col_upper_, upper),
+                          (lp.row_lower_, rlo), (lp.row_upper_, rup), (lp.a_matrix_.start_, start),
+                          (lp.a_matrix_.index_, index), (lp.a_matrix_.value_, value)):
+            assert np.array_equal(np.asarray(got), want)
+        assert [int(k) for k in lp.integrality_] == integer.astype(int).tolist() and integer.all() != relax
+        highs = to_highs(model)
+        highs.setOptionValue("time_limit", 30.0)
+        highs.run()
+        assert (highs.getInfo().mip_node_count >= 0) != relax   # -1 (no branch-and-bound) for an LP

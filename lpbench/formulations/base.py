@@ -134,10 +134,11 @@ class LinearModel:
 
 def _compress(major, minor, value, n_major):
     """Compressed sparse (start, index, value) along ``major`` (rows for CSR, columns for CSC)."""
-    order = np.lexsort((minor, major))
+    n_minor = int(minor.max()) + 1 if len(minor) else 1
+    order = np.argsort(major * n_minor + minor, kind="stable")     # by major, then minor
     start = np.zeros(n_major + 1, dtype=np.int64)
-    np.add.at(start, major + 1, 1)
-    return np.cumsum(start), minor[order], value[order]
+    np.cumsum(np.bincount(major, minlength=n_major), out=start[1:])
+    return start, minor[order], value[order]
 
 
 class BuildTimeLimit(Exception):

@@ -94,7 +94,7 @@ def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v:
     # Ctrl-C calls stop_search(); so does the deadline itself, because CP-SAT does not check its own limit
     # inside every presolve step (CP-SAT's search log, scratch probe: 1.2 s of presolve under a 1 s limit
     # on a 1.3M-term latency-ip).
-    # No slack beyond it: a solve returns within the limit plus DEADLINE_GRACE, or is abandoned.
+    # No slack beyond it: a solve returns within the limit plus interrupt.deadline_grace, or is abandoned.
     try:
         st = run_interruptible(lambda: solver.Solve(m), stop=solver.stop_search,
                                deadline=t0 + float(profile.time_limit), stop_when=stop_when)
