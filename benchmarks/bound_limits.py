@@ -1,0 +1,248 @@
+"""What limits the seed-004 lower bounds (issue 12; docs/seed004-certification.md): two directions measured.
+
+    python benchmarks/bound_limits.py config-lp --requests 4 --draws jaillet-model1:0,jaillet-model1:1,jaillet-model2:0
+    python benchmarks/bound_limits.py qpath-gap --draws jaillet-model1:0,jaillet-model1:20,jaillet-model2:0,jaillet-model2:40
+
+``config-lp``: the configuration LP, the strongest bound any family of per-round cuts on the memory rows (3)
+can give (cover and multiple-choice-knapsack cuts, conflict cliques of (request, age) pairs), against OPT
+(``latency-astar``), the time-indexed LP ``latency-lp`` on the same horizon, and ``chain-bound``. Variables:
+the starts y_{i,k} of ``latency-ip`` (eqs. (1), (2)) and, per round t, a unit flow through a DAG over
+(request, memory used) whose arcs choose one age d of each request or none, with weight s_i + d (the
+multiple-choice knapsack of round t; a DAG's path polytope is integral, so the flows project onto the hull of
+the memory-feasible sets of (request, age) pairs). z_{t,i,d} (the flow on i's arcs of age d) >= y_{i,t−d}.
+*Validity*: in a schedule, the pairs active at t fit in M by (3) and hold one age per request, so their path
+and the starts satisfy every row: the LP optimum is <= OPT. It is >= ``latency-lp``: every path weighs <= M,
+so Σ (s_i + d)·y_{i,t−d} <= Σ (s_i + d)·z_{t,i,d} <= M. The horizon is ``latency-ip``'s, with tightening (b)
+at UB = OPT (which keeps every optimal schedule). Exact, so only tiny prefixes fit (n = 4: 0.1–0.2 M columns,
+10–140 s in HiGHS).
+
+``qpath-gap``: how far ``chain-bound``'s Lagrangian q-path relaxation is from the minimum over true completion
+orders of the chain it relaxes, at paper size. For the set U that gave the bound: the relaxation's value
+L_U(λ) at the best λ after a long ascent (exact evaluation), how many members of U its minimising sequence
+misses or repeats, and the least chain_U(e) over orders e of U that a simulated annealing (swap and insert
+moves, --seconds per start) finds from the local search's completion order and from the order by c. The
+least found is >= the minimum over orders >= L_U, so (least found − L_U) bounds the duality gap from above.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import highspy
+import numpy as np
+import scipy.sparse as sp
+
+from lpbench.formulations import chain as chain_module
+from lpbench.formulations.chain import chain_bound
+from lpbench.formulations.completion import separation, triple_bonus
+from lpbench.formulations.latency_ip import LatencyIP, starts_from_schedule
+from lpbench.generators import jaillet
+from lpbench.instance import parse_instance
+
+
+def draw(item: str, n: int | None):
+    model, k = item.split(":")
+    return parse_instance(jaillet.instance(model, 0, int(k), first=n or None))
+
+
+def _solve_lp(cost, rows, cols, vals, row_lower, row_upper) -> float:
+    A = sp.csc_matrix((vals, (rows, cols)), shape=(len(row_lower), len(cost)))
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = len(cost), len(row_lower)
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_, lp.col_upper_ = np.zeros(len(cost)), np.full(len(cost), highspy.kHighsInf)
+    lp.row_lower_, lp.row_upper_ = np.asarray(row_lower, dtype=float), np.asarray(row_upper, dtype=float)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.passModel(lp)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
+    return h.getInfo().objective_function_value
+
+
+def time_indexed_and_config_lp(inst, ub: float) -> tuple[float, float, int]:
+    """(``latency-lp``'s value, the configuration LP's value, its columns) on ``latency-ip``'s horizon at UB."""
+    a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+    n, M = inst.n, int(inst.memory)
+    f = LatencyIP(inst)
+    f.incumbent_objective = ub
+    last = f.horizon()
+    const = float((o - a).sum())
+    y = {}
+    cost = []
+    for i in range(n):                                   # y_{i,k}: (1), one column per start
+        for k in range(a[i], last[i] + 1):
+            y[i, k] = len(cost)
+            cost.append(float(k))
+    rounds = range(int(a.min()) + 1, int((last + o).max()) + 1)
+
+    # latency-lp: (2) and (3) over y
+    rows = [i for (i, k) in y]
+    cols = list(y.values())
+    vals = [1.0] * len(y)
+    for (i, k), v in y.items():
+        for d in range(1, o[i] + 1):                      # (3) memory at t = k + d
+            rows.append(n + k + d - rounds[0])
+            cols.append(v)
+            vals.append(float(s[i] + d))
+    plain = _solve_lp(cost, rows, cols, vals, [1.0] * n + [-np.inf] * len(rounds),
+                      [1.0] * n + [float(M)] * len(rounds)) + const
+
+    # configuration LP: (2), z >= y, and one knapsack flow per round
+    cost = list(cost)
+    rows, cols, vals = [i for (i, k) in y], list(y.values()), [1.0] * len(y)
+    lower, upper = [1.0] * n, [1.0] * n
+
+    def row(lo, hi):
+        lower.append(lo)
+        upper.append(hi)
+        return len(lower) - 1
+
+    def arc(entries):
+        cost.append(0.0)
+        for r, v in entries:
+            rows.append(r)
+            cols.append(len(cost) - 1)
+            vals.append(v)
+
+    for t in rounds:
+        layers = [(i, [d for d in range(1, o[i] + 1) if a[i] <= t - d <= last[i]]) for i in range(n)]
+        layers = [(i, ds) for i, ds in layers if ds]
+        if not layers:
+            continue
+        L = len(layers)
+        node = {(l, c): row(0.0, 0.0) for l in range(1, L) for c in range(M + 1)}   # conservation
+        source = row(1.0, 1.0)                                                    # one unit leaves (0, 0)
+
+        def ends(l, c, w):
+            out = [(source, 1.0)] if l == 0 else [(node[l, c], -1.0)]
+            return out + ([(node[l + 1, c + w], 1.0)] if l + 1 < L else [])
+
+        for l, (i, ds) in enumerate(layers):
+            used = [0] if l == 0 else range(M + 1)
+            for d in ds:
+                cover = row(0.0, np.inf)                                          # z_{t,i,d} >= y_{i,t−d}
+                rows.append(cover)
+                cols.append(y[i, t - d])
+                vals.append(-1.0)
+                w = int(s[i] + d)
+                for c in used:
+                    if c + w <= M:
+                        arc([(cover, 1.0)] + ends(l, c, w))
+            for c in used:                                                        # request i not active
+                arc(ends(l, c, 0))
+    config = _solve_lp(cost, rows, cols, vals, lower, upper) + const
+    return plain, config, len(cost)
+
+
+def config_lp(items, n: int) -> None:
+    from lpbench.solve import solve_instance
+
+    print("| draw | n | OPT | latency-lp / OPT | configuration LP / OPT (columns, s) | chain-bound / OPT |")
+    print("|---|---|---|---|---|---|")
+    for item in items:
+        inst = draw(item, n)
+        rep = solve_instance(inst, "latency-astar", None, 60, ["mc-sf"])
+        if rep["status"] != "optimal":
+            print(f"| {item} | {inst.n} | not proven in 60 s | | | |")
+            continue
+        opt = rep["objective"]
+        t = time.perf_counter()
+        plain, config, columns = time_indexed_and_config_lp(inst, opt)
+        seconds = time.perf_counter() - t
+        chain, _ = chain_bound(inst, time.perf_counter() + 20)
+        print(f"| {item} | {inst.n} | {opt:,.0f} | {plain / opt:.3f} | {config / opt:.3f} ({columns:,}, "
+              f"{seconds:.0f} s) | {chain / opt:.3f} |", flush=True)
+
+
+def chain_of_order(seq: np.ndarray, c3: np.ndarray, w3: np.ndarray, B3U: np.ndarray) -> float:
+    """chain_U(e) of ``chain-bound``'s docstring for the order ``seq`` (first completer first) of U's members."""
+    m = len(seq)
+    i = np.arange(1, m)
+    j = np.arange(1, m - 1)
+    return (m * c3[seq[0]] + ((m - i) * w3[seq[i - 1], seq[i]]).sum()
+            + B3U[m - j, seq[j - 1], seq[j], seq[j + 1]].sum()) / 3.0
+
+
+def anneal(seq: np.ndarray, value, seconds: float, rng) -> float:
+    """The least value(e) that simulated annealing with swap and insert moves meets in ``seconds`` from ``seq``."""
+    m = len(seq)
+    current = best = value(seq)
+    end, steps = time.perf_counter() + seconds, 0
+    while time.perf_counter() < end:
+        steps += 1
+        i, j = (int(x) for x in rng.integers(0, m, 2))
+        if i == j:
+            continue
+        cand = seq.copy()
+        if rng.random() < 0.5:
+            cand[i], cand[j] = cand[j], cand[i]
+        else:
+            cand = np.insert(np.delete(cand, i), j, seq[i])
+        v = value(cand)
+        temperature = 2.0 * (1 - (steps % 20000) / 20000)
+        if v <= current or rng.random() < np.exp(-(v - current) / max(temperature, 1e-9)):
+            seq, current = cand, v
+            best = min(best, v)
+    return best
+
+
+def qpath_gap(items, seconds: float) -> None:
+    print("| draw | n | chain-bound (set U) | |U| | L_U at the best λ | missed / repeated on its sequence | "
+          "least chain_U over orders found | gap above L_U |")
+    print("|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    for item in items:
+        inst = draw(item, None)
+        a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+        n, M = inst.n, int(inst.memory)
+        trace: list = []
+        bound, which = chain_bound(inst, time.perf_counter() + 20, trace)
+        key, r, _, _ = max(trace, key=lambda row: row[3])
+        orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
+        keep = np.sort(orders[key][r:])
+        m = len(keep)
+        c = a - int(a.min()) + o
+        w = separation(inst)
+        B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int64)
+        q = chain_module._QPath(c[keep], w[np.ix_(keep, keep)], B3.astype(np.int32),
+                                chain_module.search_table(B3.astype(np.int32)), keep)
+        lam, theta = np.zeros(m), 1.0
+        for _ in range(4):                                   # a long ascent: restarts from the best λ
+            lam, theta = chain_module._ascent(q, lam, max(theta, 2.0 ** -6), 3000, time.perf_counter() + 15)
+        num, den = q.exact(lam)
+        L_U = num / den
+        _, visits = q.value(lam)
+        B3U = B3[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]]
+        c3, w3 = 3 * c[keep], 3 * w[np.ix_(keep, keep)]
+        _, schedule, _ = LatencyIP.search_incumbent(inst, time.perf_counter() + 10)
+        done = starts_from_schedule(inst, schedule) + o
+        position = {j: i for i, j in enumerate(keep)}
+        starts = [np.array([position[j] for j in sorted(keep, key=lambda j: (done[j], j))]),
+                  np.argsort(c[keep], kind="stable")]
+        least = min(anneal(e, lambda e: chain_of_order(e, c3, w3, B3U), seconds, rng) for e in starts)
+        print(f"| {item} | {n} | {bound:,} ({which}) | {m} | {L_U:,.1f} | {int((visits == 0).sum())} / "
+              f"{int((visits > 1).sum())} | {least:,.1f} | {100 * (least / L_U - 1):.2f} % |", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["config-lp", "qpath-gap"])
+    ap.add_argument("--draws", default="jaillet-model1:0,jaillet-model2:0", help="model:k of seed 0, comma-separated")
+    ap.add_argument("--requests", type=int, default=4, help="config-lp: the first n requests of each draw")
+    ap.add_argument("--seconds", type=float, default=30.0, help="qpath-gap: annealing per start order")
+    args = ap.parse_args(argv)
+    items = args.draws.split(",")
+    if args.mode == "config-lp":
+        config_lp(items, args.requests)
+    else:
+        qpath_gap(items, args.seconds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
