@@ -149,3 +149,23 @@ def test_certify_step_runs_the_chain_between_17_and_110_requests(monkeypatch):
     rep = solve_instance(inst, "latency-ip", "highs", policies=["mc-sf"], time_limit=8)
     assert len(seen) == 1 and seen[0][0] > VolumeBound(inst).value()
     assert seen[0][0] <= rep["bound"] <= rep["best_known"]
+
+
+def test_the_tables_stop_at_the_deadline(monkeypatch):
+    """Both tables of triple bonuses stop (None) once the deadline has passed, and then chain_bound returns
+    volume-bound without a chain: at 102 requests they took 5.4 s of a 4.0 s budget on a loaded machine."""
+    from lpbench.formulations import chain
+    from lpbench.formulations.completion import separation, triple_bonus
+
+    inst = parse_instance(jaillet.instance("jaillet-model1", 0, 0, first=20))
+    s, o, M = inst.prompt.astype(np.int64), inst.output.astype(np.int64), int(inst.memory)
+    args = (s + o, o, separation(inst), M, inst.n)
+    B3 = triple_bonus(*args)
+    assert np.array_equal(triple_bonus(*args, deadline=time.perf_counter() + 60), B3)
+    assert triple_bonus(*args, deadline=time.perf_counter() - 1) is None
+    assert search_table(B3, time.perf_counter() - 1) is None
+    assert np.array_equal(search_table(B3, time.perf_counter() + 60), search_table(B3))
+
+    monkeypatch.setattr(chain, "TABLE_SECONDS_PER_ENTRY", 0.0)        # the estimate lets the build start
+    monkeypatch.setattr(chain, "_QPath", lambda *a: pytest.fail("a chain was evaluated without its tables"))
+    assert chain_bound(inst, time.perf_counter() - 1) == (int(round(VolumeBound(inst).value())), "volume-bound")

@@ -84,9 +84,11 @@ SHRINK = 0.5             # by this factor, from the best λ
 THETA_MIN = 2.0 ** -7    # stop when the step factor falls below this (the ascent has stalled)
 TARGET_MARGIN = 0.05
 #: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
-#: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8, with margin): the search is not started
-#: when they would not be ready in time
-TABLE_SECONDS_PER_ENTRY = 2.5e-8
+#: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8; 2.8 s on 2026-11-28, 2.6e-8): the search
+#: is not started when they would not be ready in time. The builds also stop at the deadline, since a loaded
+#: machine can take twice as long (``lpbench solve`` on jaillet-model2 draw 28, chain-bound at 5 s: 5.4 s for a
+#: 4.0 s budget, before that check)
+TABLE_SECONDS_PER_ENTRY = 3.0e-8
 
 
 def repeats(m: int) -> np.ndarray:
@@ -95,13 +97,15 @@ def repeats(m: int) -> np.ndarray:
     return eye[:, None, :] | eye[None, :, :] | eye[:, :, None]
 
 
-def search_table(B3: np.ndarray) -> np.ndarray:
+def search_table(B3: np.ndarray, deadline: float | None = None) -> np.ndarray | None:
     """B3 (thirds, [r, j, k, l] over all requests) as the float32 table of the search, [r, l, j, k], +inf where
     l ∈ {j, k} or j = k: each minimum over l is then a reduction over the first axis (twice as fast as over
-    the last). Built once per instance and gathered per set U."""
+    the last). Built once per instance and gathered per set U. None once ``deadline`` has passed."""
     bad = repeats(B3.shape[1])
     Bt = np.empty(B3.shape, dtype=np.float32)
     for r in range(B3.shape[0]):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         Bt[r] = np.where(bad, np.float32(np.inf), B3[r]).transpose(2, 0, 1)
     return Bt
 
@@ -217,8 +221,10 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     if n ** 4 * TABLE_SECONDS_PER_ENTRY > deadline - time.perf_counter():
         return best                                # the tables would not be ready in time: no chain at all
     # 3B <= 2c·δ1 + c·δ2 with c < n and δ1, δ2 <= 3M: int32 unless that could overflow
-    B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32 if 9 * n * M < 2 ** 31 else np.int64)
-    Bt = search_table(B3)
+    B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32 if 9 * n * M < 2 ** 31 else np.int64, deadline=deadline)
+    Bt = search_table(B3, deadline) if B3 is not None else None
+    if Bt is None:
+        return best                                # the tables took longer than estimated: no time for a chain
     left_out: dict = {}
 
     def rest_bound(gone: np.ndarray) -> int:

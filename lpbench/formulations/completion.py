@@ -97,14 +97,17 @@ def triple_separation(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int) -> np
                               o[None, :, None] + w[:, None, :], o[None, None, :] + w[:, :, None]])
 
 
-def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, dtype=np.int64) -> np.ndarray:
+def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, dtype=np.int64,
+                 deadline: float | None = None) -> np.ndarray | None:
     """3·B[c, h, j, k] for c = 2..top−1 (zero below 2): the integer minimum of 3a·δ1 + 3b·δ2 over δ1 >= w(h, j),
     δ2 >= w(j, k), δ1 + δ2 >= w(h, k), 2δ1 + δ2 >= T(h, j, k) (Lemmas 2 and 2'), less its value at
     (w(h, j), w(j, k)); 3a = 2c, 3b = c − 1, or 3 when c = 2. This is the bonus of a triple of consecutive
     completions in the chains of ``latency-astar`` (L) and ``chain-bound``, whose docstrings derive the
     weights. δ2 = max(w(j, k), T − 2δ1, w(h, k) − δ1) at the optimum, a convex piecewise-linear function of δ1
     (a > 0), so the integer minimum lies at δ1 = w(h, j) or next to a breakpoint: the floor or ceiling of
-    (T − w(j, k))/2, w(h, k) − w(j, k) or T − w(h, k), each raised to w(h, j)."""
+    (T − w(j, k))/2, w(h, k) − w(j, k) or T − w(h, k), each raised to w(h, j). None once ``deadline`` (a
+    perf_counter time) has passed between two values of c: at 102 requests the table takes 1.5 s, and more on a
+    loaded machine."""
     n = len(p)
     T = triple_separation(p, o, w, M)                                    # [h, j, k]
     w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
@@ -116,6 +119,8 @@ def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, 
         B[2] = (4 * D1 + 3 * D2).min(axis=0)
     P, Q = (2 * D1 + D2).astype(dtype), D2.astype(dtype)   # c > 2: 2c·D1 + (c − 1)·D2 = c·P − Q
     for c in range(3, top):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
         np.min(c * P - Q, axis=0, out=B[c])
     return B
 
