@@ -1,7 +1,7 @@
 """What limits the seed-004 lower bounds (issue 12; docs/seed004-certification.md): two directions measured.
 
-    python benchmarks/bound_limits.py config-lp --requests 4 --draws jaillet-model1:0,jaillet-model1:1,jaillet-model2:0
-    python benchmarks/bound_limits.py qpath-gap --draws jaillet-model1:0,jaillet-model1:20,jaillet-model2:0,jaillet-model2:40
+    python benchmarks/bound_limits.py config-lp --requests 4 --draws jaillet-model1:0,jaillet-model1:1,jaillet-model1:2,jaillet-model1:3,jaillet-model2:0,jaillet-model2:1,jaillet-model2:2
+    python benchmarks/bound_limits.py qpath-gap --draws jaillet-model1:0,jaillet-model1:20,jaillet-model1:40,jaillet-model2:0,jaillet-model2:20,jaillet-model2:40
 
 ``config-lp``: the configuration LP, the strongest bound any family of per-round cuts on the memory rows (3)
 can give (cover and multiple-choice-knapsack cuts, conflict cliques of (request, age) pairs), against OPT
@@ -33,17 +33,12 @@ import highspy
 import numpy as np
 import scipy.sparse as sp
 
+from order_relaxation_checks import draw, proven_optimum  # benchmarks/, the script's own folder
+
 from lpbench.formulations import chain as chain_module
 from lpbench.formulations.chain import chain_bound
 from lpbench.formulations.completion import separation, triple_bonus
 from lpbench.formulations.latency_ip import LatencyIP, starts_from_schedule
-from lpbench.generators import jaillet
-from lpbench.instance import parse_instance
-
-
-def draw(item: str, n: int | None):
-    model, k = item.split(":")
-    return parse_instance(jaillet.instance(model, 0, int(k), first=n or None))
 
 
 def _solve_lp(cost, rows, cols, vals, row_lower, row_upper) -> float:
@@ -140,17 +135,14 @@ def time_indexed_and_config_lp(inst, ub: float) -> tuple[float, float, int]:
 
 
 def config_lp(items, n: int) -> None:
-    from lpbench.solve import solve_instance
-
     print("| draw | n | OPT | latency-lp / OPT | configuration LP / OPT (columns, s) | chain-bound / OPT |")
     print("|---|---|---|---|---|---|")
     for item in items:
         inst = draw(item, n)
-        rep = solve_instance(inst, "latency-astar", None, 60, ["mc-sf"])
-        if rep["status"] != "optimal":
+        opt = proven_optimum(inst)
+        if opt is None:
             print(f"| {item} | {inst.n} | not proven in 60 s | | | |")
             continue
-        opt = rep["objective"]
         t = time.perf_counter()
         plain, config, columns = time_indexed_and_config_lp(inst, opt)
         seconds = time.perf_counter() - t
