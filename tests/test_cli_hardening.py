@@ -309,7 +309,7 @@ def test_a_solver_that_ignores_its_stop_is_abandoned_a_tenth_of_its_time_late():
     release.set()                                        # let the abandoned worker end
     ABANDONED[:] = [t for t in ABANDONED if t.is_alive() and t.name != "lpbench-solve"]
     assert caught.value.timed_out and "0.25s" in str(caught.value)
-    assert 2.0 + 0.25 <= elapsed < 2.0 + 0.25 + 0.5, elapsed
+    assert 2.0 + 0.25 <= elapsed < 2.0 + 0.25 + 0.7, elapsed     # a fixed second of grace: >= 3.0
 
 
 def test_to_highs_passes_the_model_unchanged():
