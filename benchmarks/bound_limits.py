@@ -2,6 +2,7 @@
 
     python benchmarks/bound_limits.py config-lp --requests 4 --draws jaillet-model1:0,jaillet-model1:1,jaillet-model1:2,jaillet-model1:3,jaillet-model2:0,jaillet-model2:1,jaillet-model2:2
     python benchmarks/bound_limits.py qpath-gap --draws jaillet-model1:0,jaillet-model1:20,jaillet-model1:40,jaillet-model2:0,jaillet-model2:20,jaillet-model2:40
+    python benchmarks/bound_limits.py vchain-dual --draws jaillet-model1:0,jaillet-model1:48 --seconds 240
 
 ``config-lp``: the configuration LP, the strongest bound any family of per-round cuts on the memory rows (3)
 can give (cover and multiple-choice-knapsack cuts, conflict cliques of (request, age) pairs), against OPT
@@ -22,6 +23,15 @@ L_U(λ) at the best λ after a long ascent (exact evaluation), how many members 
 misses or repeats, and the least chain_U(e) over orders e of U that a simulated annealing (swap and insert
 moves, --seconds per start) finds from the local search's completion order and from the order by c. The
 least found is >= the minimum over orders >= L_U, so (least found − L_U) bounds the duality gap from above.
+
+``vchain-dual``: how far ``volume-chain-bound``'s subgradient ascent is from the best multipliers of its own
+Lagrangian. Each evaluation of its programme at (λ, ν) returns a minimising sequence s, and L(λ', ν') <= A_s +
+λ'·(visits_s − 1) + ν'·(vol'_s − φ(δ_s)) for all (λ', ν') (the programme minimises over s; A_s = Σ W_l·δ_l). Kelley's
+cutting planes: maximise the least of these planes over λ ∈ [−B, B]^U and ν non-increasing in [0, B] (an LP), evaluate
+the programme there, add its plane, repeat until the LP's value meets the best evaluation (--seconds at most). The
+planes start with the shipped ascent's (--ascent-seconds, 8 s). Where it meets, the LP's value is the Lagrangian dual's optimum within
+the box (λ is free along the all-ones direction, on which the programme does not depend, so a λ at the box is no sign
+that the box binds). B = 2,000; the ascent's best multipliers were within |λ| <= 330, ν <= 2 on draws 0 and 48 of Model 1.
 """
 from __future__ import annotations
 
@@ -221,18 +231,74 @@ def qpath_gap(items, seconds: float) -> None:
               f"{int((visits > 1).sum())} | {least:,.1f} | {100 * (least / L_U - 1):.2f} % |", flush=True)
 
 
+def vchain_dual(items, seconds: float, ascent_seconds: float = 8.0, box: float = 2000.0) -> None:
+    from lpbench.formulations.volume import VolumeBound
+    from lpbench.formulations.volume_chain import GRID, MergedChain, phi
+
+    print("| draw | n | \\|U\\| | ascent: bound (evaluations) | Kelley: best evaluation | Kelley: LP value | planes | "
+          "seconds |")
+    print("|---|---|---|---|---|---|---|---|")
+    for item in items:
+        inst = draw(item, None)
+        a, s, o = (np.asarray(x, dtype=np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+        M = int(inst.memory)
+        programme = MergedChain(a, s, o, M, 2 * (s + o) > M)
+        m, n = programme.m, programme.n
+        planes = []
+        evaluate = programme.evaluate
+
+        def recorded(lam, nu_i):
+            value, visits, delta, vol_p = out = evaluate(lam, nu_i)
+            g_lam, g_nu = visits - 1.0, vol_p - phi(delta, M)
+            planes.append((value - (nu_i / GRID) @ g_nu - lam @ g_lam, g_lam, g_nu))
+            return out
+
+        programme.evaluate = recorded
+        ascent, evaluations = programme.ascent(time.perf_counter() + ascent_seconds, 1.25 * VolumeBound(inst).value())
+        h = highspy.Highs()                           # columns: the plane's level, λ (m), ν (n); maximise the level
+        h.setOptionValue("output_flag", False)
+        inf = highspy.kHighsInf
+        h.addVars(1 + m + n, np.concatenate([[-inf], np.full(m, -box), np.zeros(n)]),
+                  np.concatenate([[inf], np.full(m, box), np.full(n, box)]))
+        h.changeColCost(0, -1.0)
+        for l in range(n - 1):                        # ν non-increasing
+            h.addRow(0.0, inf, 2, np.array([1 + m + l, 2 + m + l], dtype=np.int32), np.array([1.0, -1.0]))
+        columns = np.arange(1 + m + n, dtype=np.int32)
+        added, best, lp_value, t0 = 0, -np.inf, np.inf, time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            for A, g_lam, g_nu in planes[added:]:
+                coefficients = np.concatenate([[1.0], -g_lam, -g_nu])
+                keep = coefficients != 0
+                h.addRow(-inf, float(A), int(keep.sum()), columns[keep], coefficients[keep])
+            added = len(planes)
+            h.run()
+            x = np.array(h.getSolution().col_value)
+            lp_value = x[0]
+            nu_i = np.minimum.accumulate(np.floor(np.maximum(x[1 + m:], 0) * GRID + 1e-9).astype(np.int64))
+            best = max(best, programme.evaluate(np.round(x[1:1 + m] * GRID) / GRID, nu_i)[0])
+            if lp_value - best < 1e-6 * abs(lp_value):
+                break
+        offset = programme.offset
+        print(f"| {item} | {n} | {m} | {ascent:,} ({evaluations}) | {int(np.ceil(best - 1e-9)) - offset:,} | "
+              f"{lp_value - offset:,.1f} | {len(planes):,} | {time.perf_counter() - t0:.0f} |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["config-lp", "qpath-gap"])
+    ap.add_argument("mode", choices=["config-lp", "qpath-gap", "vchain-dual"])
     ap.add_argument("--draws", default="jaillet-model1:0,jaillet-model2:0", help="model:k of seed 0, comma-separated")
     ap.add_argument("--requests", type=int, default=4, help="config-lp: the first n requests of each draw")
-    ap.add_argument("--seconds", type=float, default=30.0, help="qpath-gap: annealing per start order")
+    ap.add_argument("--ascent-seconds", type=float, default=8.0, help="vchain-dual: the shipped ascent's time")
+    ap.add_argument("--seconds", type=float, default=30.0,
+                    help="qpath-gap: annealing per start order; vchain-dual: Kelley's planes at most")
     args = ap.parse_args(argv)
     items = args.draws.split(",")
     if args.mode == "config-lp":
         config_lp(items, args.requests)
-    else:
+    elif args.mode == "qpath-gap":
         qpath_gap(items, args.seconds)
+    else:
+        vchain_dual(items, args.seconds, args.ascent_seconds)
     return 0
 
 
