@@ -79,7 +79,13 @@ def test_failures_become_rows():
 
 
 def _comparable(frame):
-    return frame.drop(columns=[c for c in TIMING_COLUMNS if c in frame.columns]).reset_index(drop=True)
+    """The rows without their timings, and with the numbers in ``message`` masked: a time-bounded step reports
+    how far it got there (lagrange-bound's "best of 377 subgradient steps" against 400 on a loaded machine),
+    while status, objective and bound must agree exactly."""
+    frame = frame.drop(columns=[c for c in TIMING_COLUMNS if c in frame.columns]).reset_index(drop=True)
+    if "message" in frame.columns:
+        frame["message"] = frame["message"].astype("string").str.replace(r"\d[\d,.]*", "#", regex=True)
+    return frame
 
 
 @pytest.fixture(scope="module")
