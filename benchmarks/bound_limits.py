@@ -6,16 +6,16 @@
 
 ``config-lp``: the configuration LP, the strongest bound any family of per-round cuts on the memory rows (3)
 can give (cover and multiple-choice-knapsack cuts, conflict cliques of (request, age) pairs), against OPT
-(``latency-astar``), the time-indexed LP ``latency-lp`` on the same horizon, and ``chain-bound``. Variables:
-the starts y_{i,k} of ``latency-ip`` (eqs. (1), (2)) and, per round t, a unit flow through a DAG over
+(``latency-astar``), the time-indexed LP ``latency-lp`` on the same horizon, and ``chain-bound``. The model:
+``latency-lp``'s (the starts y_{i,k}, eqs. (1)-(3), (4) relaxed) and, per round t, a unit flow through a DAG over
 (request, memory used) whose arcs choose one age d of each request or none, with weight s_i + d (the
 multiple-choice knapsack of round t; a DAG's path polytope is integral, so the flows project onto the hull of
 the memory-feasible sets of (request, age) pairs). z_{t,i,d} (the flow on i's arcs of age d) >= y_{i,t−d}.
 *Validity*: in a schedule, the pairs active at t fit in M by (3) and hold one age per request, so their path
-and the starts satisfy every row: the LP optimum is <= OPT. It is >= ``latency-lp``: every path weighs <= M,
-so Σ (s_i + d)·y_{i,t−d} <= Σ (s_i + d)·z_{t,i,d} <= M. The horizon is ``latency-ip``'s, with tightening (b)
-at UB = OPT (which keeps every optimal schedule). Exact, so only tiny prefixes fit (n = 4: 0.1–0.2 M columns,
-10–140 s in HiGHS).
+and the starts satisfy every row: the LP optimum is <= OPT. It is >= ``latency-lp``, whose rows it keeps; they
+are implied anyway: every path weighs <= M, so Σ (s_i + d)·y_{i,t−d} <= Σ (s_i + d)·z_{t,i,d} <= M. The horizon is ``latency-ip``'s, with tightening (b)
+at UB = OPT (which keeps every optimal schedule). Exact, so only tiny prefixes fit (n = 4: up to 0.24 M columns
+and 150 s in HiGHS).
 
 ``qpath-gap``: how far ``chain-bound``'s Lagrangian q-path relaxation is from the minimum over true completion
 orders of the chain it relaxes, at paper size. For the set U that gave the bound: the relaxation's value
@@ -41,28 +41,19 @@ import time
 
 import highspy
 import numpy as np
-import scipy.sparse as sp
 
 from order_relaxation_checks import draw, proven_optimum  # benchmarks/, the script's own folder
 
 from lpbench.formulations import chain as chain_module
 from lpbench.formulations.chain import chain_bound
 from lpbench.formulations.completion import separation, triple_bonus
-from lpbench.formulations.latency_ip import LatencyIP, starts_from_schedule
+from lpbench.formulations.latency_ip import LatencyIP, LatencyLP, starts_from_schedule
+from lpbench.solvers.highs import to_highs
 
 
-def _solve_lp(cost, rows, cols, vals, row_lower, row_upper) -> float:
-    A = sp.csc_matrix((vals, (rows, cols)), shape=(len(row_lower), len(cost)))
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = len(cost), len(row_lower)
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_, lp.col_upper_ = np.zeros(len(cost)), np.full(len(cost), highspy.kHighsInf)
-    lp.row_lower_, lp.row_upper_ = np.asarray(row_lower, dtype=float), np.asarray(row_upper, dtype=float)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = A.indptr, A.indices, A.data
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.passModel(lp)
+def lp_value(model) -> float:
+    """The optimum of a LinearModel by HiGHS, its offset included."""
+    h = to_highs(model)
     h.run()
     if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise RuntimeError(f"HiGHS: {h.modelStatusToString(h.getModelStatus())}")
@@ -70,37 +61,20 @@ def _solve_lp(cost, rows, cols, vals, row_lower, row_upper) -> float:
 
 
 def time_indexed_and_config_lp(inst, ub: float) -> tuple[float, float, int]:
-    """(``latency-lp``'s value, the configuration LP's value, its columns) on ``latency-ip``'s horizon at UB."""
+    """(``latency-lp``'s value, the configuration LP's value, its columns) on ``latency-ip``'s horizon at UB. The
+    configuration LP is ``latency-lp``'s model with one knapsack flow per round added (its rows (3) are then
+    implied, and kept)."""
     a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
     n, M = inst.n, int(inst.memory)
-    f = LatencyIP(inst)
-    f.incumbent_objective = ub
-    last = f.horizon()
-    const = float((o - a).sum())
-    y = {}
-    cost = []
-    for i in range(n):                                   # y_{i,k}: (1), one column per start
-        for k in range(a[i], last[i] + 1):
-            y[i, k] = len(cost)
-            cost.append(float(k))
-    rounds = range(int(a.min()) + 1, int((last + o).max()) + 1)
+    form = LatencyLP(inst, incumbent_objective=ub)
+    model = form.build()
+    plain = lp_value(model)
 
-    # latency-lp: (2) and (3) over y
-    rows = [i for (i, k) in y]
-    cols = list(y.values())
-    vals = [1.0] * len(y)
-    for (i, k), v in y.items():
-        for d in range(1, o[i] + 1):                      # (3) memory at t = k + d
-            rows.append(n + k + d - rounds[0])
-            cols.append(v)
-            vals.append(float(s[i] + d))
-    plain = _solve_lp(cost, rows, cols, vals, [1.0] * n + [-np.inf] * len(rounds),
-                      [1.0] * n + [float(M)] * len(rounds)) + const
+    def y(i, k):                                          # the column of x_{i,k}
+        return int(form.var_start[i] + k - a[i])
 
-    # configuration LP: (2), z >= y, and one knapsack flow per round
-    cost = list(cost)
-    rows, cols, vals = [i for (i, k) in y], list(y.values()), [1.0] * len(y)
-    lower, upper = [1.0] * n, [1.0] * n
+    rows, cols, vals, lower, upper = [], [], [], [], []
+    arcs = 0
 
     def row(lo, hi):
         lower.append(lo)
@@ -108,14 +82,15 @@ def time_indexed_and_config_lp(inst, ub: float) -> tuple[float, float, int]:
         return len(lower) - 1
 
     def arc(entries):
-        cost.append(0.0)
+        nonlocal arcs
         for r, v in entries:
             rows.append(r)
-            cols.append(len(cost) - 1)
+            cols.append(model.n_vars + arcs)
             vals.append(v)
+        arcs += 1
 
-    for t in rounds:
-        layers = [(i, [d for d in range(1, o[i] + 1) if a[i] <= t - d <= last[i]]) for i in range(n)]
+    for t in range(int(a.min()) + 1, int((form.last + o).max()) + 1):
+        layers = [(i, [d for d in range(1, o[i] + 1) if a[i] <= t - d <= form.last[i]]) for i in range(n)]
         layers = [(i, ds) for i, ds in layers if ds]
         if not layers:
             continue
@@ -130,9 +105,9 @@ def time_indexed_and_config_lp(inst, ub: float) -> tuple[float, float, int]:
         for l, (i, ds) in enumerate(layers):
             used = [0] if l == 0 else range(M + 1)
             for d in ds:
-                cover = row(0.0, np.inf)                                          # z_{t,i,d} >= y_{i,t−d}
+                cover = row(0.0, np.inf)                                          # z_{t,i,d} >= x_{i,t−d}
                 rows.append(cover)
-                cols.append(y[i, t - d])
+                cols.append(y(i, t - d))
                 vals.append(-1.0)
                 w = int(s[i] + d)
                 for c in used:
@@ -140,8 +115,9 @@ def time_indexed_and_config_lp(inst, ub: float) -> tuple[float, float, int]:
                         arc([(cover, 1.0)] + ends(l, c, w))
             for c in used:                                                        # request i not active
                 arc(ends(l, c, 0))
-    config = _solve_lp(cost, rows, cols, vals, lower, upper) + const
-    return plain, config, len(cost)
+    model.add_vars("knapsack arcs", arcs)
+    model.add_rows("knapsack flow per round, covers z >= x", len(lower), rows, cols, vals, lower, upper)
+    return plain, lp_value(model), model.n_vars
 
 
 def config_lp(items, n: int) -> None:
