@@ -124,13 +124,62 @@ def test_chain_bound_through_solve_and_its_size_limit():
 
 
 
-def test_chain_bound_leaves_the_tables_unbuilt_when_they_would_not_be_ready_in_time():
-    """Above 80 requests the n^4 tables take seconds; with less time than their estimate the bound is
-    volume-bound's at once, within the deadline."""
+def test_the_tables_cover_what_fits_in_their_share_of_the_time():
+    """table_requests: all requests (r = 0) when their n^4 entries fit in TABLE_SHARE of the time; else the union of
+    both orders' U at the least r that fits (one r less would not); None when nothing fits."""
+    from lpbench.formulations import chain
+
+    inst = parse_instance(jaillet.instance("jaillet-model2", 0, 28))             # 102 requests
+    n, o, p = inst.n, inst.output, inst.prompt + inst.output
+    orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(p, kind="stable")}
+    per_second = chain.TABLE_SHARE / chain.TABLE_SECONDS_PER_ENTRY
+    T, r = chain.table_requests(orders, n, 1.01 * n ** 4 / per_second)
+    assert r == 0 and np.array_equal(T, np.arange(n))
+    seconds = 2.0
+    T, r = chain.table_requests(orders, n, seconds)
+    union = np.unique(np.concatenate([order[r - 1:] for order in orders.values()]))
+    assert 0 < r and len(T) ** 4 <= seconds * per_second < len(union) ** 4
+    assert all(set(order[r:]) <= set(T) for order in orders.values()) and np.all(np.diff(T) > 0)
+    assert chain.table_requests(orders, n, 1e-9) is None
+
+
+def test_chain_bound_with_no_time_is_volume_bound_at_once():
     inst = parse_instance(jaillet.instance("jaillet-model2", 0, 28))             # 102 requests
     t = time.perf_counter()
-    assert chain_bound(inst, t + 0.5) == (int(round(VolumeBound(inst).value())), "volume-bound")
+    assert chain_bound(inst, t) == (int(round(VolumeBound(inst).value())), "volume-bound")
     assert time.perf_counter() - t < 0.5
+
+
+def test_tables_over_fewer_requests_give_the_same_chains(monkeypatch):
+    """With the tables cut to the requests of U at r_floor, the scan's first pass evaluates the same sets U from
+    the same multipliers as with the tables of all requests, so its values are equal, for every r >= r_floor."""
+    from lpbench.formulations import chain
+
+    inst = jaillet_prefix(0, 24)
+
+    def first_pass(trace):
+        end = 1
+        while end < len(trace) and trace[end][1] <= trace[end - 1][1]:
+            end += 1
+        return trace[:end]
+
+    full: list = []
+    chain_bound(inst, time.perf_counter() + 60, full)
+    floors = []
+    plain = chain.table_requests
+
+    def fewer(orders, n, seconds):       # the time for the tables of 19 requests at most
+        found = plain(orders, n, 19 ** 4 * chain.TABLE_SECONDS_PER_ENTRY / chain.TABLE_SHARE)
+        floors.append(found[1])
+        return found
+
+    monkeypatch.setattr(chain, "table_requests", fewer)
+    cut: list = []
+    bound, _ = chain_bound(inst, time.perf_counter() + 60, cut)
+    r_floor = floors[0]
+    assert r_floor > 0 and min(entry[1] for entry in cut) >= r_floor
+    assert first_pass(cut) == [entry for entry in first_pass(full) if entry[1] >= r_floor]
+    assert VolumeBound(inst).value() - 1e-9 <= bound
 
 
 def test_certify_step_runs_the_chain_between_17_and_110_requests(monkeypatch):

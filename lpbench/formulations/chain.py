@@ -56,9 +56,14 @@ n/SCAN_POINTS, from the largest down (U grows; a small U converges in few steps)
 (3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, while time is left. Every
 value tried is a valid bound; the largest is reported.
 
-**Tables.** The triple bonuses of all n requests are built once (exact, in thirds, and a float32 copy laid
-out for the search), n⁴ entries each; each U gathers its part. When the estimated build time
-(``TABLE_SECONDS_PER_ENTRY``) exceeds the time left, no table is built and the bound is ``volume-bound``.
+**Tables.** The triple bonuses are built once (exact, in thirds, and a float32 copy laid out for the search),
+N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T is all n requests when their
+estimated build time (``TABLE_SECONDS_PER_ENTRY``) is at most ``TABLE_SHARE`` of the time left; otherwise T is
+the union of the two orders' U at the least r whose union fits, and r is scanned from there up (every U is
+valid, so leaving the largest ones out only narrows the search: on jaillet-model2 draw 28, 102 requests, the best
+U found in 20 s has 66, while the n⁴ tables' estimate of 3.2 s exceeded what a 10 s solve left the chain, which then
+returned ``volume-bound``; docs/seed004-certification.md). When not even the tables of the smallest U fit, none is
+built and the bound is ``volume-bound``.
 """
 from __future__ import annotations
 
@@ -89,6 +94,8 @@ TARGET_MARGIN = 0.05
 #: machine can take twice as long (``lpbench solve`` on jaillet-model2 draw 28, chain-bound at 5 s: 5.4 s for a
 #: 4.0 s budget, before that check)
 TABLE_SECONDS_PER_ENTRY = 3.0e-8
+#: at most this share of the time left goes to the tables; the chains' evaluations get the rest
+TABLE_SHARE = 0.5
 
 
 def repeats(m: int) -> np.ndarray:
@@ -209,6 +216,19 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
     return best_lam, theta
 
 
+def table_requests(orders: dict, n: int, seconds: float) -> tuple[np.ndarray, int] | None:
+    """(T, r_floor): the requests the tables cover (ascending) and the least r scanned, so that the tables' N⁴
+    entries take at most ``TABLE_SHARE`` of ``seconds`` by the estimate (module docstring): all n requests and r = 0
+    if they fit, else the union over ``orders`` of U at the least r that fits (U keeps at least two requests);
+    None when none fits."""
+    budget = TABLE_SHARE * max(seconds, 0.0)
+    for r in range(max(n - 2, 1)):
+        T = np.unique(np.concatenate([order[r:] for order in orders.values()]))
+        if len(T) ** 4 * TABLE_SECONDS_PER_ENTRY <= budget:
+            return T, r
+    return None
+
+
 def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, str]:
     """(certified lower bound on total latency, which U gave it, or "volume-bound" where no chain beat it) by
     the search of the module docstring; ``trace`` (a list) receives (order, r, steps, bound) per evaluation."""
@@ -218,10 +238,17 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     c = a - t0 + o
     w = separation(inst)
     best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
-    if n ** 4 * TABLE_SECONDS_PER_ENTRY > deadline - time.perf_counter():
+    orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
+    tabled = table_requests(orders, n, deadline - time.perf_counter())
+    if tabled is None:
         return best                                # the tables would not be ready in time: no chain at all
-    # 3B <= 2c·δ1 + c·δ2 with c < n and δ1, δ2 <= 3M: int32 unless that could overflow
-    B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int32 if 9 * n * M < 2 ** 31 else np.int64, deadline=deadline)
+    T, r_floor = tabled
+    N = len(T)
+    at = np.full(n, -1, dtype=np.int64)            # each request's position in the tables (−1: not in T)
+    at[T] = np.arange(N)
+    # 3B <= 2c·δ1 + c·δ2 with c < N and δ1, δ2 <= 3M: int32 unless that could overflow
+    B3 = triple_bonus((s + o)[T], o[T], w[np.ix_(T, T)], M, N, dtype=np.int32 if 9 * N * M < 2 ** 31 else np.int64,
+                      deadline=deadline)
     Bt = search_table(B3, deadline) if B3 is not None else None
     if Bt is None:
         return best                                # the tables took longer than estimated: no time for a chain
@@ -234,7 +261,6 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
                 int(o[gone].sum()), int(round(VolumeBound(sub_instance(inst, np.sort(gone))).value())))
         return left_out[key]
 
-    orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U
     values: dict = {}
 
@@ -246,7 +272,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if m <= 1:
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
-            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, keep)
+            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep])
             lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
             if theta == 0:
                 return                                          # stalled before: nothing more to gain
@@ -264,7 +290,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     # 1. scan r downwards (U grows), both orders side by side, λ carried from one r to the next per order
     step = max(1, n // SCAN_POINTS)
     prev: dict = {}
-    for r in range((n - 2) // step * step, -1, -step):
+    for r in sorted(set(range((n - 2) // step * step, r_floor - 1, -step)) | {r_floor}, reverse=True):
         sets = set()
         for key in orders:
             U = np.sort(orders[key][r:]).tobytes()
@@ -275,7 +301,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     # 2. the neighbours of the best r, from its λ; 3. polish, best first, while time is left
     if values:
         key, r0 = max(values, key=values.get)
-        for r in range(max(0, r0 - step + 1), min(n - 1, r0 + step)):
+        for r in range(max(r_floor, r0 - step + 1), min(n - 1, r0 + step)):
             if (key, r) not in values and time.perf_counter() < deadline:
                 evaluate((key, r), SCAN_STEPS, lams[(key, r0)][0] if (key, r0) in lams else None)
     for cand in sorted(values, key=values.get, reverse=True):
