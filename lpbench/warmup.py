@@ -28,9 +28,11 @@ def _exact_search() -> None:
 
 
 def _chain_bound() -> None:
-    from .formulations.chain import chain_bound
+    from .formulations.chain import COLD_COMPILE_SECONDS, _exact_tail, _tail_minima, chain_bound
+    from .formulations.compiled import cached
 
-    chain_bound(_prefix(24), time.perf_counter() + 0.5)
+    seconds = 0.5 if cached(_tail_minima, _exact_tail) else COLD_COMPILE_SECONDS + 0.5   # else it would skip them
+    chain_bound(_prefix(24), time.perf_counter() + seconds)
 
 
 def _volume_chain_bound() -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.chain import _QPath, _ascent, chain_bound, search_table
+from lpbench.formulations.chain import EXACT_BIG, LAMBDA_SCALE, _QPath, _ascent, chain_bound, search_table
 from lpbench.formulations.latency_astar import _Bounds
 from lpbench.formulations.volume import VolumeBound
 from lpbench.generators import jaillet
@@ -65,6 +65,35 @@ def test_a_subset_gathered_from_the_whole_table_is_the_subset_programme():
             lam = rng.normal(0, 10, m).round(2)
             assert gathered.exact(lam) == alone.exact(lam)
             assert gathered.value(lam)[0] == alone.value(lam)[0]
+
+
+def numpy_exact(q, lam):
+    """The exact evaluation of _QPath written in numpy over whole arrays (the compiled kernel's reference)."""
+    m, S, keep = q.m, LAMBDA_SCALE, q.keep
+    lamq = np.round(3 * S * lam).astype(np.int64)
+    w = S * q.w3.astype(np.int64)
+    F = w + lamq[None, :]
+    F[q.eye] = EXACT_BIG
+    for r in range(2, m):
+        X = np.where(q.bad, EXACT_BIG, S * q.B3[r][np.ix_(keep, keep, keep)].astype(np.int64) + F[None, :, :])
+        F = np.minimum(r * w + lamq[None, :] + X.min(axis=2), EXACT_BIG)
+    V = (m * S * q.c3 + lamq)[:, None] + F
+    return int(V.min()) - int(lamq.sum()), 3 * S
+
+
+def test_the_compiled_exact_evaluation_equals_its_numpy_form():
+    """_exact_tail (compiled) against the whole-array numpy programme, for sets gathered from a larger table and
+    prices of both signs and every magnitude."""
+    rng = np.random.default_rng(12)
+    for _ in range(30):
+        n = int(rng.integers(4, 11))
+        b, s, o, M = random_bounds(rng, n, (8, 20), 4)
+        w, B3 = np.array(b.w, dtype=np.int64), b.triple_bonus()
+        keep = np.sort(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False))
+        q = _QPath(np.array(o, dtype=np.int64)[keep], w[np.ix_(keep, keep)], B3, search_table(B3), keep)
+        for scale in (0.1, 10, 1000):
+            lam = rng.normal(0, scale, len(keep))
+            assert q.exact(lam) == numpy_exact(q, lam)
 
 
 def test_ascent_reaches_the_best_order_on_small_sets():

@@ -99,3 +99,21 @@ def test_lpbench_warmup_compiles_every_step(capsys):
     for what in ("local search", "exact search", "chain-bound", "volume-chain-bound"):
         assert what in captured.err
     assert latency_astar.kernels_ready(0.0) and slot_sgs.kernel_ready(0.0)
+
+
+def test_chain_bound_without_compiled_kernels_and_time_to_compile_them_is_volume_bound(monkeypatch):
+    """chain-bound's two kernels take about 2 s to compile cold: with less time left than COLD_COMPILE_SECONDS and
+    neither cached, no chain is started and the bound is volume-bound's, at once; with the time, the chain runs."""
+    from lpbench.formulations import chain, compiled
+    from lpbench.formulations.volume import VolumeBound
+    from lpbench.generators import jaillet
+    from lpbench.instance import parse_instance
+
+    inst = parse_instance(jaillet.instance("jaillet-model1", 0, 0, first=24))
+    monkeypatch.setattr(compiled, "cached", lambda *kernels: False)
+    t = time.perf_counter()
+    assert chain.chain_bound(inst, t + chain.COLD_COMPILE_SECONDS - 0.5) == (int(round(VolumeBound(inst).value())),
+                                                                           "volume-bound")
+    assert time.perf_counter() - t < 0.5
+    monkeypatch.setattr(chain, "COLD_COMPILE_SECONDS", 0.0)
+    assert chain.chain_bound(inst, time.perf_counter() + 2)[1] != "volume-bound"

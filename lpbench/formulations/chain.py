@@ -40,8 +40,9 @@ m³ per position (the minima over l in a numba kernel, :func:`_tail_minima`: 0.7
 where numpy took 2.3 ms, the same float32 values). λ is searched by subgradient ascent (g_j = visits of
 j − 1; Polyak steps towards 1.05 × the best value; step times ``SHRINK`` after ``PATIENCE`` steps without
 improvement, from the best λ, until it is below ``THETA_MIN``). The best λ is re-evaluated in exact integer
-arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in those units), and only that value
-is used. On the first 12 requests of jaillet-model1 draws 0-4 it equals
+arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in those units; compiled,
+:func:`_exact_tail`: 0.19 s against numpy's 0.52 s in the 11 evaluations of a 5 s run on jaillet-model2 draw 28,
+0.23 against 0.62 s in 30 on jaillet-model1 draw 0, scratch profile), and only that value is used. On the first 12 requests of jaillet-model1 draws 0-4 it equals
 the subset table's root value (tests/test_chain.py compares it on small instances).
 
 **Requests left out of U.** The chain charges only its first completion its c, so a short request in U
@@ -75,7 +76,7 @@ from ..semantics import SLOT
 from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
-from .compiled import compiled
+from .compiled import compiled, fits
 from .completion import separation, triple_bonus
 from .volume import VolumeBound
 
@@ -96,6 +97,9 @@ TARGET_MARGIN = 0.05
 TABLE_SECONDS_PER_ENTRY = 3.0e-8
 #: at most this share of the time left goes to the tables; the chains' evaluations get the rest
 TABLE_SHARE = 0.5
+#: seconds to compile both kernels cold (:func:`_tail_minima` 1.4 s, :func:`_exact_tail` 0.7 s after an install,
+#: 2026-11-28): with less time left and neither in numba's cache, no chain is started (``compiled.fits``)
+COLD_COMPILE_SECONDS = 2.5
 
 
 def repeats(m: int) -> np.ndarray:
@@ -141,6 +145,34 @@ def _tail_minima(Bt, w3, lam3, F):
                 F[r, j, k] = rf * w3[j, k] + lam3[k] + acc[j, k]
 
 
+@compiled
+def _exact_tail(B3, keep, w, lamq, S):
+    """F_{m−1} of the module docstring's programme in exact integers (units of 1/(3S)): F_1(j, k) = w(j, k) + λ_k,
+    then for r = 2..m−1 F_r(j, k) = r·w(j, k) + λ_k + min over l ∉ {j, k} of (S·B3[r, j, k, l] + F_{r−1}(k, l)), with
+    j ≠ k; ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table positions."""
+    m = len(keep)
+    F = np.empty((m, m), dtype=np.int64)
+    G = np.empty((m, m), dtype=np.int64)
+    for j in range(m):
+        for k in range(m):
+            F[j, k] = EXACT_BIG if j == k else w[j, k] + lamq[k]
+    for r in range(2, m):
+        for j in range(m):
+            for k in range(m):
+                if j == k:
+                    G[j, k] = EXACT_BIG
+                    continue
+                least = EXACT_BIG
+                for l in range(m):
+                    if l != j and l != k:
+                        v = S * np.int64(B3[r, keep[j], keep[k], keep[l]]) + F[k, l]
+                        if v < least:
+                            least = v
+                G[j, k] = min(r * w[j, k] + lamq[k] + least, EXACT_BIG)
+        F, G = G, F
+    return F
+
+
 class _QPath:
     """The q-path programme of the module docstring for one set U (``keep``, ascending), in thirds: c and w of
     U, and the tables of all requests (``B3`` exact, ``Bt`` from :func:`search_table`), of which U's part is
@@ -174,17 +206,13 @@ class _QPath:
         return value, visits
 
     def exact(self, lam: np.ndarray) -> tuple[int, int]:
-        """L_U(λ') for λ' = λ rounded to a multiple of 1/(3·LAMBDA_SCALE), exactly: (numerator, denominator)."""
-        m, S, keep = self.m, LAMBDA_SCALE, self.keep
+        """L_U(λ') for λ' = λ rounded to a multiple of 1/(3·LAMBDA_SCALE), exactly: (numerator, denominator)
+        (:func:`_exact_tail`)."""
+        S = LAMBDA_SCALE
         lamq = np.round(3 * S * lam).astype(np.int64)
         w = S * self.w3.astype(np.int64)
-        F = w + lamq[None, :]
-        F[self.eye] = EXACT_BIG
-        for r in range(2, m):
-            B3r = self.B3[r][np.ix_(keep, keep, keep)].astype(np.int64)
-            X = np.where(self.bad, EXACT_BIG, S * B3r + F[None, :, :])
-            F = np.minimum(r * w + lamq[None, :] + X.min(axis=2), EXACT_BIG)
-        V = (m * S * self.c3 + lamq)[:, None] + F
+        F = _exact_tail(self.B3, self.keep, w, lamq, S)
+        V = (self.m * S * self.c3 + lamq)[:, None] + F
         return int(V.min()) - int(lamq.sum()), 3 * S
 
 
@@ -240,8 +268,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
     orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
     tabled = table_requests(orders, n, deadline - time.perf_counter())
-    if tabled is None:
-        return best                                # the tables would not be ready in time: no chain at all
+    if tabled is None or not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _tail_minima, _exact_tail):
+        return best                                # the tables or the kernels would not be ready in time: no chain
     T, r_floor = tabled
     N = len(T)
     at = np.full(n, -1, dtype=np.int64)            # each request's position in the tables (−1: not in T)
