@@ -247,3 +247,29 @@ def test_the_tables_stop_at_the_deadline(monkeypatch):
     monkeypatch.setattr(chain, "TABLE_SECONDS_PER_ENTRY", 0.0)        # the estimate lets the build start
     monkeypatch.setattr(chain, "_QPath", lambda *a: pytest.fail("a chain was evaluated without its tables"))
     assert chain_bound(inst, time.perf_counter() - 1) == (int(round(VolumeBound(inst).value())), "volume-bound")
+
+
+def test_the_first_pass_leaves_an_order_once_its_values_collapse(monkeypatch):
+    """Past its peak an order's values collapse (the larger sets' new requests start at λ = 0): the first pass
+    evaluates no more sets of an order after a value below SCAN_COLLAPSE times its best, leaves at least one order
+    early on this prefix, and ends at the same bound as the scan without the rule."""
+    from lpbench.formulations import chain
+
+    inst = parse_instance(jaillet.instance("jaillet-model2", 0, 0, first=30))
+    trace: list = []
+    bound = chain_bound(inst, time.perf_counter() + 60, trace)
+    first = trace[:1]
+    for entry in trace[1:]:
+        if entry[1] > first[-1][1]:
+            break
+        first.append(entry)
+    left = 0
+    for key in ("shortest", "smallest-peak"):
+        values = [value for order, r, steps, value in first if order == key]
+        best = np.maximum.accumulate(values)
+        collapse = [i for i, v in enumerate(values) if 0 < best[i] and v < chain.SCAN_COLLAPSE * best[i]]
+        assert not collapse or collapse[0] == len(values) - 1, (key, values)
+        left += bool(collapse) and min(r for order, r, steps, value in first if order == key) > 0
+    assert left >= 1
+    monkeypatch.setattr(chain, "SCAN_COLLAPSE", -float("inf"))
+    assert chain_bound(inst, time.perf_counter() + 60) == bound

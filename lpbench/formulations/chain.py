@@ -52,7 +52,9 @@ on the optimum of the requests not in U]: here the larger of Σ o_j and ``volume
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
 ``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) for r on a grid of step
 n/SCAN_POINTS, from the largest down (U grows; a small U converges in few steps), both orders side by side,
-``SCAN_STEPS`` subgradient steps each, λ carried from one r to the next (requests new to U start at 0);
+``SCAN_STEPS`` subgradient steps each, λ carried from one r to the next (requests new to U start at 0), an order
+left once a value falls below ``SCAN_COLLAPSE`` times its best (past its peak the values of the larger sets, whose
+new requests start at λ = 0, collapse, often below 0, and each of their steps costs m⁴);
 (2) the r between the best one and its grid neighbours, from its λ;
 (3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, while time is left. Every
 value tried is a valid bound; the largest is reported.
@@ -84,6 +86,7 @@ LAMBDA_SCALE = 1 << 12   # λ resolution of the exact evaluation: multiples of 1
 EXACT_BIG = 1 << 58      # "no such sequence" in the exact evaluation
 SCAN_POINTS = 8          # values of r per order in the first pass
 SCAN_STEPS = 50          # subgradient steps per r in the first passes
+SCAN_COLLAPSE = 0.5      # the first pass leaves an order after a value below this share of its best
 POLISH_STEPS = 2000      # at most this many steps for the best r
 PATIENCE = 8             # steps without improvement before the step size shrinks
 SHRINK = 0.5             # by this factor, from the best λ
@@ -318,14 +321,20 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     # 1. scan r downwards (U grows), both orders side by side, λ carried from one r to the next per order
     step = max(1, n // SCAN_POINTS)
     prev: dict = {}
+    peak = {key: -np.inf for key in orders}           # per order: its best value so far
+    done: set = set()                                  # the orders left (their values collapsed)
     for r in sorted(set(range((n - 2) // step * step, r_floor - 1, -step)) | {r_floor}, reverse=True):
         sets = set()
         for key in orders:
             U = np.sort(orders[key][r:]).tobytes()
-            if U not in sets and time.perf_counter() < deadline:   # the same U from both orders: once
-                sets.add(U)
+            if U not in sets and key not in done and time.perf_counter() < deadline:
+                sets.add(U)                                          # the same U from both orders: once
                 evaluate((key, r), SCAN_STEPS, lams[prev[key]][0] if key in prev else None)
                 prev[key] = (key, r)
+                if (key, r) in values:
+                    peak[key] = max(peak[key], values[key, r])
+                    if peak[key] > 0 and values[key, r] < SCAN_COLLAPSE * peak[key]:
+                        done.add(key)
     # 2. the neighbours of the best r, from its λ; 3. polish, best first, while time is left
     if values:
         key, r0 = max(values, key=values.get)
