@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.chain import EXACT_BIG, LAMBDA_SCALE, _QPath, _ascent, chain_bound, search_table
+from lpbench.formulations.chain import (EXACT_BIG, LAMBDA_SCALE, _QPath, _ascent, chain_bound, repeats,
+                                        search_table)
 from lpbench.formulations.latency_astar import _Bounds
 from lpbench.formulations.volume import VolumeBound
 from lpbench.generators import jaillet
@@ -75,7 +76,7 @@ def numpy_exact(q, lam):
     F = w + lamq[None, :]
     F[q.eye] = EXACT_BIG
     for r in range(2, m):
-        X = np.where(q.bad, EXACT_BIG, S * q.B3[r][np.ix_(keep, keep, keep)].astype(np.int64) + F[None, :, :])
+        X = np.where(repeats(m), EXACT_BIG, S * q.B3[r][np.ix_(keep, keep, keep)].astype(np.int64) + F[None, :, :])
         F = np.minimum(r * w + lamq[None, :] + X.min(axis=2), EXACT_BIG)
     V = (m * S * q.c3 + lamq)[:, None] + F
     return int(V.min()) - int(lamq.sum()), 3 * S

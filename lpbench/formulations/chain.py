@@ -42,8 +42,9 @@ j − 1; Polyak steps towards 1.05 × the best value; step times ``SHRINK`` afte
 improvement, from the best λ, until it is below ``THETA_MIN``). The best λ is re-evaluated in exact integer
 arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in those units; compiled,
 :func:`_exact_tail`: 0.19 s against numpy's 0.52 s in the 11 evaluations of a 5 s run on jaillet-model2 draw 28,
-0.23 against 0.62 s in 30 on jaillet-model1 draw 0, scratch profile), and only that value is used. On the first 12 requests of jaillet-model1 draws 0-4 it equals
-the subset table's root value (tests/test_chain.py compares it on small instances).
+0.23 against 0.62 s in 30 on jaillet-model1 draw 0, scratch profile), and only that value is used. On the first
+12 requests of jaillet-model1 draws 0-4 it equals the subset table's root value (tests/test_chain.py compares it
+on small instances).
 
 **Requests left out of U.** The chain charges only its first completion its c, so a short request in U
 makes it weak. A schedule restricted to a subset of the requests is a schedule of that subset (memory
@@ -64,7 +65,7 @@ N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T i
 estimated build time (``TABLE_SECONDS_PER_ENTRY``) is at most ``TABLE_SHARE`` of the time left; otherwise T is
 the union of the two orders' U at the least r whose union fits, and r is scanned from there up (every U is
 valid, so leaving the largest ones out only narrows the search: on jaillet-model2 draw 28, 102 requests, the best
-U found in 20 s has 66, while the n⁴ tables' estimate of 3.2 s exceeded what a 10 s solve left the chain, which then
+U found in 20 s has 66, while the n⁴ tables (estimated at 3.2 s) left a 10 s solve's chain no time for one, so it
 returned ``volume-bound``; docs/seed004-certification.md). When not even the tables of the smallest U fit, none is
 built and the bound is ``volume-bound``.
 """
@@ -151,8 +152,9 @@ def _tail_minima(Bt, w3, lam3, F):
 @compiled
 def _exact_tail(B3, keep, w, lamq, S):
     """F_{m−1} of the module docstring's programme in exact integers (units of 1/(3S)): F_1(j, k) = w(j, k) + λ_k,
-    then for r = 2..m−1 F_r(j, k) = r·w(j, k) + λ_k + min over l ∉ {j, k} of (S·B3[r, j, k, l] + F_{r−1}(k, l)), with
-    j ≠ k; ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table positions."""
+    then for r = 2..m−1 F_r(j, k) = r·w(j, k) + λ_k + min over l ∉ {j, k} of (S·B3[r, j, k, l] + F_{r−1}(k, l)),
+    j ≠ k; ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table
+    positions."""
     m = len(keep)
     F = np.empty((m, m), dtype=np.int64)
     G = np.empty((m, m), dtype=np.int64)
@@ -185,7 +187,6 @@ class _QPath:
         self.m = m = len(c)
         self.c3, self.w3, self.B3, self.keep = 3 * c, 3 * w, B3, keep
         self.eye = np.eye(m, dtype=bool)
-        self.bad = repeats(m)
         self.w3f = self.w3.astype(np.float32)
         self.Bt = np.ascontiguousarray(Bt[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]])
 
