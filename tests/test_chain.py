@@ -154,14 +154,22 @@ def test_chain_bound_through_solve_and_its_size_limit():
 
 
 
+def first_pass(trace):
+    """The entries of a chain_bound trace from its first pass: r never rises there (the scan goes from large r
+    down; the neighbours and the polish after it go back up)."""
+    end = 1
+    while end < len(trace) and trace[end][1] <= trace[end - 1][1]:
+        end += 1
+    return trace[:end]
+
+
 def test_the_tables_cover_what_fits_in_their_share_of_the_time():
     """table_requests: all requests (r = 0) when their n^4 entries fit in TABLE_SHARE of the time; else the union of
     both orders' U at the least r that fits (one r less would not); None when nothing fits."""
     from lpbench.formulations import chain
 
     inst = parse_instance(jaillet.instance("jaillet-model2", 0, 28))             # 102 requests
-    n, o, p = inst.n, inst.output, inst.prompt + inst.output
-    orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(p, kind="stable")}
+    n, orders = inst.n, chain.drop_orders(inst.prompt, inst.output)
     per_second = chain.TABLE_SHARE / chain.TABLE_SECONDS_PER_ENTRY
     T, r = chain.table_requests(orders, n, 1.01 * n ** 4 / per_second)
     assert r == 0 and np.array_equal(T, np.arange(n))
@@ -186,13 +194,6 @@ def test_tables_over_fewer_requests_give_the_same_chains(monkeypatch):
     from lpbench.formulations import chain
 
     inst = jaillet_prefix(0, 24)
-
-    def first_pass(trace):
-        end = 1
-        while end < len(trace) and trace[end][1] <= trace[end - 1][1]:
-            end += 1
-        return trace[:end]
-
     full: list = []
     chain_bound(inst, time.perf_counter() + 60, full)
     floors = []
@@ -259,11 +260,7 @@ def test_the_first_pass_leaves_an_order_once_its_values_collapse(monkeypatch):
     inst = parse_instance(jaillet.instance("jaillet-model2", 0, 0, first=30))
     trace: list = []
     bound = chain_bound(inst, time.perf_counter() + 60, trace)
-    first = trace[:1]
-    for entry in trace[1:]:
-        if entry[1] > first[-1][1]:
-            break
-        first.append(entry)
+    first = first_pass(trace)
     left = 0
     for key in ("shortest", "smallest-peak"):
         values = [value for order, r, steps, value in first if order == key]

@@ -248,6 +248,11 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
     return best_lam, theta
 
 
+def drop_orders(s: np.ndarray, o: np.ndarray) -> dict:
+    """The requests in the order U drops them (module docstring): by output length, and by peak s + o."""
+    return {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
+
+
 def table_requests(orders: dict, n: int, seconds: float) -> tuple[np.ndarray, int] | None:
     """(T, r_floor): the requests the tables cover (ascending) and the least r scanned, so that the tables' N⁴
     entries take at most ``TABLE_SHARE`` of ``seconds`` by the estimate (module docstring): all n requests and r = 0
@@ -270,7 +275,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     c = a - t0 + o
     w = separation(inst)
     best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
-    orders = {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
+    orders = drop_orders(s, o)
     tabled = table_requests(orders, n, deadline - time.perf_counter())
     if tabled is None or not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _tail_minima, _exact_tail):
         return best                                # the tables or the kernels would not be ready in time: no chain
