@@ -1,4 +1,4 @@
-"""What limits the seed-004 lower bounds (issue 12; docs/seed004-certification.md): two directions measured.
+"""What limits the seed-004 lower bounds (issue 12; docs/seed004-certification.md): three directions measured.
 
     python benchmarks/bound_limits.py config-lp --requests 4 --draws jaillet-model1:0,jaillet-model1:1,jaillet-model1:2,jaillet-model1:3,jaillet-model2:0,jaillet-model2:1,jaillet-model2:2
     python benchmarks/bound_limits.py qpath-gap --draws jaillet-model1:0,jaillet-model1:20,jaillet-model1:40,jaillet-model2:0,jaillet-model2:20,jaillet-model2:40
@@ -240,7 +240,7 @@ def vchain_dual(items, seconds: float, ascent_seconds: float = 8.0, box: float =
         for l in range(n - 1):                        # ν non-increasing
             h.addRow(0.0, inf, 2, np.array([1 + m + l, 2 + m + l], dtype=np.int32), np.array([1.0, -1.0]))
         columns = np.arange(1 + m + n, dtype=np.int32)
-        added, best, lp_value, t0 = 0, -np.inf, np.inf, time.perf_counter()
+        added, best, level, t0 = 0, -np.inf, np.inf, time.perf_counter()
         while time.perf_counter() - t0 < seconds:
             for A, g_lam, g_nu in planes[added:]:
                 coefficients = np.concatenate([[1.0], -g_lam, -g_nu])
@@ -249,14 +249,14 @@ def vchain_dual(items, seconds: float, ascent_seconds: float = 8.0, box: float =
             added = len(planes)
             h.run()
             x = np.array(h.getSolution().col_value)
-            lp_value = x[0]
+            level = x[0]                                  # the LP's value: the least plane at its optimum
             nu_i = np.minimum.accumulate(np.floor(np.maximum(x[1 + m:], 0) * GRID + 1e-9).astype(np.int64))
             best = max(best, programme.evaluate(np.round(x[1:1 + m] * GRID) / GRID, nu_i)[0])
-            if lp_value - best < 1e-6 * abs(lp_value):
+            if level - best < 1e-6 * abs(level):
                 break
         offset = programme.offset
         print(f"| {item} | {n} | {m} | {ascent:,} ({evaluations}) | {int(np.ceil(best - 1e-9)) - offset:,} | "
-              f"{lp_value - offset:,.1f} | {len(planes):,} | {time.perf_counter() - t0:.0f} |", flush=True)
+              f"{level - offset:,.1f} | {len(planes):,} | {time.perf_counter() - t0:.0f} |", flush=True)
 
 
 def main(argv=None) -> int:
