@@ -159,22 +159,20 @@ def add_parsers(sub) -> None:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     s.set_defaults(func=cmd_compare)
 
-    from .report.tables import FORMATS, TABLES
+    from .report import PLOT_KINDS, TABLE_FORMATS, TABLE_KINDS
 
     s = sub.add_parser("table", help="paper-style tables of a run (Markdown, LaTeX or CSV)")
     s.add_argument("run", help="run directory")
-    s.add_argument("--kind", choices=["all", *TABLES], default="all",
+    s.add_argument("--kind", choices=["all", *TABLE_KINDS], default="all",
                    help="latency (seed 004 Table 1), ratio (seed 004 §5.1), gap, solves (one row per solve), "
                         "csp51 (seed 003 §5.1); default all")
-    s.add_argument("--format", choices=FORMATS, default="md")
+    s.add_argument("--format", choices=TABLE_FORMATS, default="md")
     s.add_argument("--by", help="comma-separated columns to group by as well, e.g. family (a generator's draws), "
                                 "model or requests")
     s.set_defaults(func=cmd_table)
 
-    from .report.plots import KINDS
-
     s = sub.add_parser("plot", help="figures (PNG and PDF): ratio histogram, latency curve, KV memory, Gantt chart")
-    s.add_argument("kind", choices=KINDS)
+    s.add_argument("kind", choices=PLOT_KINDS)
     s.add_argument("--out", required=True, help="output path without suffix; writes OUT.png and OUT.pdf")
     s.add_argument("--run", help="run directory (ratio, latency)")
     s.add_argument("--x", default="requests", help="x column of the latency plot (default requests)")

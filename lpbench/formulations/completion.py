@@ -69,11 +69,9 @@ import time
 from dataclasses import replace
 
 import numpy as np
-from ortools.sat.python import cp_model
-
 from ..errors import InputError
 from ..solvers.base import SolveResult
-from ..solvers.cpsat import solve_cp
+from ..solvers.cpsat import cp_model, solve_cp
 from .base import FORMULATIONS, BuildTimeLimit
 from .latency_ip import LatencyIP, canonical_starts, identical_groups, starts_from_schedule
 from .volume import VolumeBound, volumes

@@ -179,13 +179,11 @@ from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
-from ortools.sat.python import cp_model
-
 from ..errors import InputError
 from ..schedule import ScheduleBuilder
 from ..semantics import BATCH, RequestStates
 from ..solvers.base import SolveResult
-from ..solvers.cpsat import solve_cp
+from ..solvers.cpsat import cp_model, solve_cp
 from ..verify import verify
 from .base import FORMULATIONS, Formulation
 

@@ -20,11 +20,9 @@ i < j (in the instance's order).
 from __future__ import annotations
 
 import numpy as np
-from ortools.sat.python import cp_model
-
 from ..errors import InputError
 from ..solvers.base import SolveResult
-from ..solvers.cpsat import solve_cp
+from ..solvers.cpsat import cp_model, solve_cp
 from .base import FORMULATIONS
 from .latency_ip import LatencyIP, canonical_starts, identical_groups, schedule_from_starts, starts_from_schedule
 

@@ -22,8 +22,6 @@ from ..instance import Instance
 from ..schedule import Schedule
 from ..semantics import RequestStates
 
-KINDS = ("ratio", "latency", "memory", "gantt")
-
 
 def _plt():
     import matplotlib

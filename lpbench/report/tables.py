@@ -17,8 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..errors import InputError
-
-FORMATS = ("md", "latex", "csv")
+from . import TABLE_FORMATS
 
 
 def _policies(df: pd.DataFrame) -> pd.DataFrame:
@@ -148,4 +147,4 @@ def render(table: pd.DataFrame, fmt: str, floatfmt: str = ".4g") -> str:
         return table.to_latex(index=False, float_format=lambda v: format(v, floatfmt), na_rep="-")
     if fmt == "csv":
         return table.to_csv(index=False)
-    raise InputError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
+    raise InputError(f"--format: expected one of {', '.join(TABLE_FORMATS)}, got {fmt!r}")

@@ -1,16 +1,37 @@
 """OR-Tools CP-SAT: the linear model row by row (integer coefficients required), hinted with the
-warm start. Continuous variables are refused with a clear error (CP-SAT solves integer models)."""
+warm start. Continuous variables are refused with a clear error (CP-SAT solves integer models).
+
+``cp_model`` is imported lazily (on its first attribute access): it loads pandas, and the two take about
+0.6 s, which every ``lpbench`` command paid at start-up although most never build a CP-SAT model. The
+formulations that do take ``cp_model`` from here."""
 from __future__ import annotations
 
+import importlib.util
+import sys
 import time
 from dataclasses import replace
 
 import numpy as np
-from ortools.sat.python import cp_model
 
 from ..errors import InputError
 from ..interrupt import REQUESTED, Abandoned, run_interruptible
 from .base import BACKENDS, Backend, SolveResult
+
+
+def _lazy_module(name: str):
+    """The module ``name``, executed on its first attribute access (the LazyLoader recipe of importlib's
+    documentation); an already imported module is returned as it is."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+cp_model = _lazy_module("ortools.sat.python.cp_model")
 
 
 def _as_int(arr, what):
