@@ -54,6 +54,9 @@ ap.add_argument("--astar-max-requests", type=int,
 ap.add_argument("--chain-share", type=float,
                 help="share of the time limit for the certify step where chain-bound runs (default: "
                      "LatencyIP.chain_share)")
+ap.add_argument("--subset-max-requests", type=int,
+                help="run subset-bound after the chain on up to this many requests (default: "
+                     "LatencyIP.subset_max_requests; 0: off)")
 ap.add_argument("--pattern-members", type=int,
                 help="latency-astar's (P) tabulates up to this many requests of largest peak (default: "
                      "latency_astar.PATTERN_MEMBERS)")
@@ -91,6 +94,8 @@ if args.copy_groups is not None:
     latency_astar.COPY_GROUPS = args.copy_groups
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
+if args.subset_max_requests is not None:
+    LatencyIP.subset_max_requests = args.subset_max_requests
 if args.no_relaxation or args.astar_max_requests is not None:
     LatencyIP.astar_max_requests = 0 if args.no_relaxation else args.astar_max_requests
     if args.no_relaxation:
