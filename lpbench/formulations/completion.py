@@ -69,6 +69,7 @@ import time
 from dataclasses import replace
 
 import numpy as np
+
 from ..errors import InputError
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import cp_model, solve_cp

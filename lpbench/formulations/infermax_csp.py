@@ -179,6 +179,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
+
 from ..errors import InputError
 from ..schedule import ScheduleBuilder
 from ..semantics import BATCH, RequestStates

@@ -20,6 +20,7 @@ i < j (in the instance's order).
 from __future__ import annotations
 
 import numpy as np
+
 from ..errors import InputError
 from ..solvers.base import SolveResult
 from ..solvers.cpsat import cp_model, solve_cp

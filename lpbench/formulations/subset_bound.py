@@ -16,7 +16,7 @@ index), m the largest size up to ``latency_astar.MAX_REQUESTS`` whose chain tabl
 ``TABLE_SECONDS_PER_ENTRY``) takes at most ``TABLE_SHARE`` of the time left; the table cannot be stopped once
 begun. Where the chain is strong (a chain of 25 or more requests) the search over 20 of them gives less, and the
 larger bound is kept: on 12 jaillet-model2 draws of 25-39 requests, 20 s each, the subset bound was higher than
-``chain-bound`` on 9 (by 3-17 %) and lower on 3 (docs/seed004-certification.md, "The search on a subset").
+``chain-bound`` on 8 (by 4-17 %) and lower on 4 (docs/seed004-certification.md, "The search on a subset").
 """
 from __future__ import annotations
 
