@@ -2,12 +2,13 @@
 time limit"). Not a test: one `lpbench solve` process per (instance, formulation, limit), timed from the outside,
 so the seconds include the interpreter's start-up (about 1 s here; `volume-bound`'s row shows it).
 
-    python benchmarks/time_limit_sweep.py                       # limits 5 and 15 s, four instances (15 min)
+    python benchmarks/time_limit_sweep.py                       # limits 5 and 15 s, five instances (20 min)
     python benchmarks/time_limit_sweep.py --limits 5 --instances m1-53
 
 Instances: full jaillet-model1 draw 0 (53 requests), jaillet-model2 draw 28 (102), the first 18 requests of
-jaillet-model1 draw 3 (the exact search's size), and the 1,000-request Azure slot instance at load 0.8 of
-`bench_slot_load.py`, written to a temporary folder. Formulations that refuse the instance (too many requests, too
+jaillet-model1 draw 3 (the exact search's size), the 1,000-request Azure slot instance at load 0.8 of
+`bench_slot_load.py`, and full jaillet-model2 draw 76 (26 requests, where the certify step runs `subset-bound`),
+written to a temporary folder. Formulations that refuse the instance (too many requests, too
 large a model) are listed with their exit code 2 and the seconds the refusal took. Columns: exit code, wall seconds,
 wall / limit, status, objective, bound.
 """
@@ -25,9 +26,10 @@ from lpbench.generators import jaillet
 
 ROOT = Path(__file__).resolve().parents[1]
 FORMULATIONS = ["latency-ip", "latency-ip --solver cpsat", "latency-cp", "latency-event", "latency-astar", "latency-lp",
-                "completion-cp", "chain-bound", "volume-chain-bound", "lagrange-bound", "volume-lp", "volume-bound"]
+                "completion-cp", "chain-bound", "volume-chain-bound", "subset-bound", "lagrange-bound", "volume-lp",
+                "volume-bound"]
 INSTANCES = {"m1-53": ("jaillet-model1", 0, None), "m2-102": ("jaillet-model2", 28, None),
-             "m1-18": ("jaillet-model1", 3, 18), "slot-1000": None}
+             "m1-18": ("jaillet-model1", 3, 18), "slot-1000": None, "m2-26": ("jaillet-model2", 76, None)}
 
 
 def write_instances(folder: Path, names: list[str]) -> dict[str, Path]:
