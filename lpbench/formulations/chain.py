@@ -76,12 +76,11 @@ import time
 import numpy as np
 
 from ..semantics import SLOT
-from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
 from .compiled import compiled, fits
 from .completion import separation, triple_bonus
-from .volume import VolumeBound
+from .volume import VolumeBound, bound_alone
 
 LAMBDA_SCALE = 1 << 12   # λ resolution of the exact evaluation: multiples of 1/(3·LAMBDA_SCALE)
 EXACT_BIG = 1 << 58      # "no such sequence" in the exact evaluation
@@ -294,8 +293,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     def rest_bound(gone: np.ndarray) -> int:
         key = gone.tobytes()
         if key not in left_out:
-            left_out[key] = int(o[gone].sum()) if len(gone) == 0 else max(
-                int(o[gone].sum()), int(round(VolumeBound(sub_instance(inst, np.sort(gone))).value())))
+            left_out[key] = bound_alone(inst, gone)
         return left_out[key]
 
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U

@@ -31,7 +31,7 @@ from .base import FORMULATIONS, ClosedForm
 from .chain import drop_orders
 from .latency_astar import MAX_REQUESTS, astar_search, kernels_ready
 from .latency_ip import starts_from_schedule
-from .volume import VolumeBound
+from .volume import VolumeBound, bound_alone
 
 #: seconds per entry of the search's chain table (2^m·m² entries: 1.2 s at 18 requests, 6.1 s at 20 on the 2-core
 #: machine, docs/seed004-certification.md "Beyond 16 requests"; 1.5e-8, doubled for a loaded machine)
@@ -49,13 +49,6 @@ def subset_size(n: int, seconds: float) -> int:
         if (1 << m) * m * m * TABLE_SECONDS_PER_ENTRY <= TABLE_SHARE * seconds:
             return m
     return 0
-
-
-def rest_bound(inst, rest: np.ndarray) -> int:
-    """A lower bound on the optimum of the requests ``rest`` alone: the larger of Σ o and ``volume-bound``."""
-    if len(rest) == 0:
-        return 0
-    return max(int(inst.output[rest].sum()), int(round(VolumeBound(sub_instance(inst, np.sort(rest))).value())))
 
 
 def subset_bound(inst, deadline: float, schedule=None, members: int | None = None) -> tuple[int, str, bool]:
@@ -78,7 +71,7 @@ def subset_bound(inst, deadline: float, schedule=None, members: int | None = Non
     if found.bound is None:
         return 0, "subset search stopped before its root bound", False
     on_u = int(np.ceil(found.bound - 1e-9))
-    rest = rest_bound(inst, R)
+    rest = bound_alone(inst, R)
     complete = found.status == "optimal"
     return on_u + rest, (f"{'OPT' if complete else 'a bound'} {on_u:,} of the {m} requests of longest output by "
                          f"latency-astar ({found.status}), + {rest:,} for the other {len(R)}"), complete

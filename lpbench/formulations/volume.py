@@ -41,6 +41,7 @@ import time
 import numpy as np
 
 from ..semantics import SLOT
+from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm, Formulation, LinearModel
 
@@ -161,3 +162,12 @@ class VolumeBound(ClosedForm):
         t0 = time.perf_counter()
         v = self.value()
         return SolveResult("optimal", v, v, time.perf_counter() - t0)
+
+
+def bound_alone(inst, idx: np.ndarray) -> int:
+    """A lower bound on the optimum of the requests ``idx`` of ``inst`` alone: the larger of Σ o and ``volume-bound``
+    on them (0 for none). ``chain-bound`` and ``subset-bound`` charge the requests they leave out this much: a
+    schedule restricted to a subset of the requests is a schedule of that subset."""
+    if len(idx) == 0:
+        return 0
+    return max(int(inst.output[idx].sum()), int(round(VolumeBound(sub_instance(inst, np.sort(idx))).value())))
