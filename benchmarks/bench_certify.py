@@ -57,6 +57,8 @@ ap.add_argument("--chain-share", type=float,
 ap.add_argument("--subset-max-requests", type=int,
                 help="run subset-bound after the chain on up to this many requests (default: "
                      "LatencyIP.subset_max_requests; 0: off)")
+ap.add_argument("--no-search-beside", action="store_true",
+                help="no local search beside the certify step and the exact solve (LatencyIP.beside_search)")
 ap.add_argument("--pattern-members", type=int,
                 help="latency-astar's (P) tabulates up to this many requests of largest peak (default: "
                      "latency_astar.PATTERN_MEMBERS)")
@@ -94,6 +96,8 @@ if args.copy_groups is not None:
     latency_astar.COPY_GROUPS = args.copy_groups
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
+if args.no_search_beside:
+    LatencyIP.beside_search = False
 if args.subset_max_requests is not None:
     LatencyIP.subset_max_requests = args.subset_max_requests
 if args.no_relaxation or args.astar_max_requests is not None:
@@ -125,6 +129,7 @@ for model, n, k in ((m, n, k) for m in args.models.split(",") for n in ladder fo
            "gap": (ub - lb) / ub, "proven": proven, "mcsf": mcsf, "mcsf_beaten": ub < mcsf,
            "ub_source": rep["objective_source"],
            "search_ub": (rep.get("incumbent_search") or {}).get("objective"),   # the local search's schedule
+           "beside_ub": (rep.get("search_beside") or {}).get("objective"),      # and the search beside the steps
            "seconds": time.perf_counter() - t0}
     rows.append(row)
     print(f"{model} k={k:3d} n={inst.n:2d} M={inst.memory:2d} {rep['status']:<10} UB {ub:8.0f} LB {lb:8.0f} "

@@ -104,6 +104,11 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log, best: PolicyRun) -
         if log:
             log("  " + (found or "no schedule within the search's share of the time limit"))
         return None
+    return _verified_search(inst, found, metric, log)
+
+
+def _verified_search(inst, found, metric, log) -> PolicyRun:
+    """A search's (name, schedule, info), verified like any schedule, as a PolicyRun."""
     name, schedule, info = found
     ver = verify(inst, schedule)
     if not ver.feasible:
@@ -118,9 +123,9 @@ def _search_incumbent(inst, cls, metric, deadline, seed, log, best: PolicyRun) -
 BOUND_SHARE = 0.1
 
 
-def _kind(best, searched, certified) -> str:
+def _kind(best, searched, certified, beside=None) -> str:
     """Where the best verified schedule came from, for ``objective_source``."""
-    if best is searched:
+    if best is searched or (beside is not None and best is beside):
         return "heuristic"
     return "search" if certified is not None and best is certified[3] else "policy"
 
@@ -265,7 +270,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 "solve_seconds": 0.0, "variables": 0, "rows": 0,
                 "_policy_metrics": {r.name: r.metrics for r in runs}, **cap}
     best = min(runs, key=lambda r: r.objective) if runs else None
-    searched = form = model = warm = certified = None
+    searched = form = model = warm = certified = beside = None
     build_seconds = 0.0
     t_steps = time.perf_counter()    # the shares below are of what the policies left of the limit
     steps_budget = max(profile.time_limit - (t_steps - t_enter), 0.0)
@@ -279,6 +284,8 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
 
         if cls.exact and getattr(cls, "certify_bound", None) is not None and best is not None and not REQUESTED.is_set():
             share = (cls.certify_share(inst) if hasattr(cls, "certify_share") else None) or BOUND_SHARE
+            if hasattr(cls, "search_beside"):   # on the other core, until the end of the exact solve
+                beside = cls.search_beside(inst, t_enter + profile.time_limit, seed)
             certified = _certify_bound(inst, cls, best, profile, t_steps + (INCUMBENT_SHARE + share) * steps_budget,
                                        metric, log)
             if certified is not None and certified[3] is not None and certified[3].objective < best.objective - TOL:
@@ -335,6 +342,11 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                                                  "or in a backend without interrupt support")
         if log:
             log("  interrupted before the solver started")
+    finally:                   # the search beside the certify step and the exact solve stops with them
+        found = beside() if beside is not None else None
+    searched_beside = None if found is None else _verified_search(inst, found, metric, log)
+    if searched_beside is not None and searched_beside.objective < best.objective - TOL:
+        best = searched_beside
 
     verified = None
     schedule = None
@@ -357,11 +369,11 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
     objective_source = "solver" if verified and res.x is not None else None
     if certified is not None and res.x is None and res.status == "optimal":
         objective, schedule = best.objective, best.schedule
-        objective_source = f"{_kind(best, searched, certified)} {best.name}"
+        objective_source = f"{_kind(best, searched, certified, searched_beside)} {best.name}"
     if cls.exact and best is not None and res.status != "optimal" and (not verified or best.objective < objective):
         # the solver stopped without a schedule at least as good: report the best verified policy schedule
         objective, schedule, verified = best.objective, best.schedule, True
-        objective_source = f"{_kind(best, searched, certified)} {best.name}"
+        objective_source = f"{_kind(best, searched, certified, searched_beside)} {best.name}"
         why = "the solver did not run" if model is None else "the solver found no better one"
         note = f"the objective is the verified {best.name} schedule ({why})"
         res = replace(res, message=f"{res.message}; {note}" if res.message else note)
@@ -430,6 +442,9 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         "warm_start": best.name if warm is not None else None,
         "incumbent_search": None if searched is None else {"name": searched.name, "objective": searched.objective,
                                                            **searched.metrics.get("search", {})},
+        "search_beside": None if searched_beside is None else {"name": searched_beside.name,
+                                                               "objective": searched_beside.objective,
+                                                               **searched_beside.metrics.get("search", {})},
         "best_known": ub,
         "message": res.message,
         "ratios": ratios,

@@ -114,6 +114,35 @@ class LatencyIP(Formulation):
         return "local-search", schedule_from_starts(inst, start), {"iterations": done,
                                                                    "cut_by_deadline": done < planned_moves(inst.n)}
 
+    #: whether :meth:`search_beside` runs (``bench_certify.py --no-search-beside`` turns it off, to measure it)
+    beside_search = True
+
+    @classmethod
+    def search_beside(cls, inst, deadline: float, seed: int = 0):
+        """Where the certify step runs ``chain-bound`` and ``subset-bound`` (one core each at most, most of the
+        step), the local search goes on beside it on the other core: more climbs, others than the incumbent
+        search's (:class:`~lpbench.heuristics.slot_sgs.ClimbsBeside`), until ``deadline``. Returns a function
+        that stops them and gives (name, schedule, info) of the best, or None; None instead of the function
+        where it does not run (the exact portfolio of up to ``astar_max_requests`` requests has both cores,
+        and above ``window_search_above`` the incumbent is the window search's). Its schedule, verified by the
+        caller, depends on how many climbs the machine made."""
+        import time
+
+        from ..heuristics.slot_sgs import CLIMB_MOVES_PER_REQUEST, ClimbsBeside, kernel_ready
+
+        if not (cls.beside_search and cls.runs_chain(inst) and inst.n <= cls.window_search_above
+                and kernel_ready(deadline - time.perf_counter())):
+            return None
+        climbs = ClimbsBeside(inst, seed, deadline)
+
+        def finish():
+            start, _, done = climbs.result()
+            if start is None:
+                return None
+            return "local-search-beside", schedule_from_starts(inst, start), {
+                "iterations": done, "climbs": -(-done // (CLIMB_MOVES_PER_REQUEST * inst.n))}
+        return finish
+
     #: above this many requests ``completion-cp`` rarely beats the closed-form bound within a share of
     #: 60 s (measured: jaillet-model1 draw 0, n = 53: 8448 either way), so it is not run
     certify_max_requests = 30

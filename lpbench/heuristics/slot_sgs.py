@@ -33,6 +33,7 @@ about 40,000 moves where it made about 1,000, and the 60 s runs' all 16 climbs; 
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -51,6 +52,8 @@ CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
 WINDOW, WINDOW_MOVES_PER_REQUEST = 160, 10
 #: passes in a row without a kept window after which the window search stops (each pass draws new moves)
 WINDOW_PATIENCE = 3
+#: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`)
+UNLIMITED = 1 << 62
 BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
 NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
 
@@ -74,7 +77,7 @@ def move(order, i, j, swap, out):
     out[j] = order[i]
 
 
-@compiled
+@compiled(nogil=True)
 def _climb(a, flat, off, dur, M, order, start, mem, first, stop, move_i, move_j, swap):
     """Place order[first:stop] (serial SGS on top of ``mem``, which holds order[:first]), then make the moves
     (move_i, move_j, swap; only with stop = n) one by one, each kept if the total latency is not worse.
@@ -158,39 +161,49 @@ class _Ramps:
                          "ramp exceeds the memory M)")
         return int(value)
 
-    def place(self, order, start, mem, deadline: float | None = None) -> int | None:
+    def place(self, order, start, mem, deadline: float | None = None, stop_when=None) -> int | None:
         """Serial SGS of ``order`` on top of ``mem`` (zeros, or the fixed ramps of other requests), filling
         ``start`` and ``mem`` in place, in kernel calls of about ``BATCH_SECONDS`` with the deadline checked
         between them (on 10,000 requests under load one SGS takes seconds): the total latency, or None if the
-        deadline passed first. :class:`NoRoom` if a ramp runs past the end of ``mem``."""
+        deadline passed first (or ``stop_when``, a threading.Event, was set). :class:`NoRoom` if a ramp runs past
+        the end of ``mem``."""
         n, done, batch, value = len(order), 0, 64, 0
         while done < n:
-            if deadline is not None and time.perf_counter() > deadline:
+            if _expired(deadline, stop_when):
                 return None
             t = time.perf_counter()
             value = self.run(order, start, mem, done, min(n, done + batch))   # the total once all are placed
             done, batch = done + batch, next_batch(batch, time.perf_counter() - t)
         return value
 
-    def climb(self, order, start, mem, moves, deadline: float | None = None, value: int | None = None):
+    def climb(self, order, start, mem, moves, deadline: float | None = None, value: int | None = None,
+              stop_when=None):
         """The moves from the full placement (``start``, ``mem``) of ``order``, in kernel calls of about
-        ``BATCH_SECONDS`` until the deadline: (total latency, moves made); ``value`` is the total before them.
+        ``BATCH_SECONDS`` until the deadline (or ``stop_when`` is set): (total latency, moves made); ``value`` is
+        the total before them.
         :class:`NoRoom` if a re-placed ramp runs past the end of ``mem`` (the moves kept before it stand: the
         kernel commits only kept moves)."""
         at, batch, size = 0, 16, len(moves[0])
-        while at < size and (deadline is None or time.perf_counter() < deadline):
+        while at < size and not _expired(deadline, stop_when):
             t = time.perf_counter()
             value = self.run(order, start, mem, len(order), len(order), tuple(m[at:at + batch] for m in moves))
             at, batch = min(at + batch, size), next_batch(batch, time.perf_counter() - t)
         return value, at
 
-    def sgs(self, order: np.ndarray, deadline: float | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+    def sgs(self, order: np.ndarray, deadline: float | None = None,
+            stop_when=None) -> tuple[np.ndarray, np.ndarray, int] | None:
         """(starts, memory profile, total latency) of the serial SGS in ``order`` (:meth:`place`); None if
-        ``deadline`` passed first."""
+        ``deadline`` passed first (or ``stop_when`` was set)."""
         order = np.array(order, dtype=np.int64)
         start, mem = np.zeros(len(order), dtype=np.int64), np.zeros(self.size, dtype=np.int64)
-        value = self.place(order, start, mem, deadline)
+        value = self.place(order, start, mem, deadline, stop_when)
         return None if value is None else (start, mem, value)
+
+
+def _expired(deadline: float | None, stop_when) -> bool:
+    """Whether ``deadline`` has passed or the event ``stop_when`` is set (either may be None)."""
+    return ((deadline is not None and time.perf_counter() > deadline)
+            or (stop_when is not None and stop_when.is_set()))
 
 
 class NoRoom(ValueError):
@@ -288,12 +301,42 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
     return start, total_latency(a, ramps, start), tried
 
 
-def local_search(inst, iterations: int | None = None, seed: int = 0, deadline: float | None = None):
+def local_search(inst, iterations: int | None = None, seed: int = 0, deadline: float | None = None,
+                 first_climb: int = 0, stop_when=None):
     """(start rounds, total latency, iterations done) of the best order found from π₀ = ascending o;
-    ``iterations``: moves in all (default :func:`planned_moves`)."""
+    ``iterations``: moves in all (default :func:`planned_moves`); ``first_climb``, ``stop_when``: as in
+    :func:`iterated_sgs`."""
     a = inst.arrival.astype(np.int64)
     ramps = eq3_ramps(inst.prompt, inst.output)
-    return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline)
+    return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline, first_climb, stop_when)
+
+
+class ClimbsBeside:
+    """More climbs of :func:`local_search` (from climb ``CLIMBS`` on: others than its default ones) in a thread of
+    their own until ``deadline`` or :meth:`result`. The kernel releases the GIL, so on two cores they run beside
+    the caller's own work (``LatencyIP.search_beside``). How many climbs are made depends on the machine's speed."""
+
+    def __init__(self, inst, seed: int, deadline: float):
+        self._stop = threading.Event()
+        self._out, self._error = (None, None, 0), None
+        self._thread = threading.Thread(target=self._run, args=(inst, seed, deadline), daemon=True)
+        self._thread.start()
+
+    def _run(self, inst, seed: int, deadline: float) -> None:
+        try:
+            self._out = local_search(inst, iterations=UNLIMITED, seed=seed, deadline=deadline, first_climb=CLIMBS,
+                                     stop_when=self._stop)
+        except BaseException as error:      # raised again in the caller's thread by result()
+            self._error = error
+
+    def result(self) -> tuple[np.ndarray | None, int | None, int]:
+        """Stop the climbs and return (start rounds, total latency, moves made) of the best, as
+        :func:`local_search` does."""
+        self._stop.set()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._out
 
 
 def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
@@ -306,25 +349,29 @@ def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
 
 
 def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int = 0,
-                 deadline: float | None = None):
+                 deadline: float | None = None, first_climb: int = 0, stop_when=None):
     """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position). ``iterations``
-    moves in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n. (None, None, 0)
-    if the deadline passed before the SGS of π₀ was complete."""
+    moves in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n, the c-th
+    (c = ``first_climb``, ``first_climb`` + 1, ...) with moves drawn from the RNG seeded by (seed, c), so a search
+    from ``first_climb`` = ``CLIMBS`` tries other climbs than the default one. ``stop_when`` (a threading.Event):
+    also stop, between kernel calls, once it is set. (None, None, 0) if the deadline passed (or ``stop_when``
+    was set) before the SGS of π₀ was complete."""
     n = len(a)
     iterations = planned_moves(n) if iterations is None else iterations
     layout = _Ramps(a, ramps, M)
     pi0 = np.lexsort((np.arange(n), o)).astype(np.int64)   # ascending o, ties by position (MC-SF's order)
-    first = layout.sgs(pi0, deadline)
+    first = layout.sgs(pi0, deadline, stop_when)
     if first is None:
         return None, None, 0
     best_start, _, best = first
-    done, climb = 0, 0
-    while done < iterations and (deadline is None or time.perf_counter() < deadline):
+    done, climb = 0, first_climb
+    while (done < iterations and (deadline is None or time.perf_counter() < deadline)
+           and not (stop_when is not None and stop_when.is_set())):
         rng = np.random.default_rng([seed, climb])
         size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - done)
         moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
         order, start, mem = pi0.copy(), first[0].copy(), first[1].copy()
-        value, made = layout.climb(order, start, mem, moves, deadline, first[2])
+        value, made = layout.climb(order, start, mem, moves, deadline, first[2], stop_when)
         done += made
         if value < best:
             best, best_start = value, start.copy()

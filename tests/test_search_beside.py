@@ -1,0 +1,88 @@
+"""The local search beside the certify step and the exact solve (``LatencyIP.search_beside``,
+``slot_sgs.ClimbsBeside``): other climbs than the incumbent search's, on the core the step leaves idle,
+stopped with the solve; its schedule is verified like any other."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
+from lpbench.generators import jaillet
+from lpbench.heuristics.slot_sgs import CLIMB_MOVES_PER_REQUEST, CLIMBS, ClimbsBeside, local_search
+from lpbench.instance import parse_instance
+from lpbench.solve import solve_instance
+from lpbench.verify import verify
+
+
+def draw(model="jaillet-model2", k=180, n=None):
+    return parse_instance(jaillet.instance(model, 0, k, first=n))
+
+
+def beside_threads() -> int:
+    return sum(t.is_alive() and "_run" in str(getattr(t, "_target", "")) for t in threading.enumerate())
+
+
+def test_climbs_are_numbered_so_that_the_search_beside_tries_other_ones():
+    """Climb c draws its moves from the RNG seeded by (seed, c): two climbs from ``first_climb`` = c are the
+    better of climb c alone and climb c + 1 alone, and the climbs from ``CLIMBS`` on are not the default ones."""
+    inst = draw(n=14)
+    one_climb = CLIMB_MOVES_PER_REQUEST * inst.n
+    c = CLIMBS
+    both = local_search(inst, iterations=2 * one_climb, first_climb=c)[1]
+    alone = [local_search(inst, iterations=one_climb, first_climb=x)[1] for x in (c, c + 1)]
+    assert both == min(alone)
+    firsts = [local_search(inst, iterations=one_climb, first_climb=x)[0] for x in range(4)]
+    others = [local_search(inst, iterations=one_climb, first_climb=c + x)[0] for x in range(4)]
+    assert any(not np.array_equal(f, g) for f, g in zip(firsts, others))
+
+
+def test_a_set_stop_event_ends_the_search_like_a_passed_deadline():
+    inst = draw(n=14)
+    stop = threading.Event()
+    stop.set()
+    assert local_search(inst, deadline=time.perf_counter() + 60, stop_when=stop) == (None, None, 0)
+
+
+def test_climbs_beside_stop_when_asked_and_their_schedule_verifies():
+    inst = draw()                                   # 25 requests
+    climbs = ClimbsBeside(inst, 0, time.perf_counter() + 120)
+    time.sleep(1.0)
+    asked = time.perf_counter()
+    start, value, done = climbs.result()
+    assert time.perf_counter() - asked < 1.0        # stopped between kernel calls, not at its deadline
+    assert done > 0 and beside_threads() == 0
+    ver = verify(inst, schedule_from_starts(inst, start))
+    assert ver.feasible and ver.metrics["total_latency"] == value
+
+
+def test_solve_reports_the_search_beside_and_keeps_its_schedule_when_better():
+    """On 25 requests (where chain-bound and subset-bound run) the search beside runs until the end of the
+    solve; its schedule is verified, reported, and is the objective when it beats the others."""
+    rep = solve_instance(draw(), "latency-ip", "highs", 12, ["mc-sf"])
+    beside = rep["search_beside"]
+    assert beside is not None and beside["name"] == "local-search-beside" and beside["climbs"] > 0
+    assert rep["best_known"] <= min(beside["objective"], rep["incumbent_search"]["objective"])
+    if beside["objective"] < min(rep["incumbent_search"]["objective"], rep["ratios"]["mc-sf"]["objective"]):
+        assert rep["objective"] <= beside["objective"]
+    if rep["objective"] == beside["objective"] < rep["incumbent_search"]["objective"]:
+        assert rep["objective_source"] == "heuristic local-search-beside"
+    assert beside_threads() == 0
+
+
+def test_no_search_beside_where_the_exact_portfolio_has_both_cores(monkeypatch):
+    assert LatencyIP.search_beside(draw(n=18), time.perf_counter() + 10) is None    # the A* portfolio's sizes
+    monkeypatch.setattr(LatencyIP, "beside_search", False)
+    assert LatencyIP.search_beside(draw(), time.perf_counter() + 10) is None
+    rep = solve_instance(draw(), "latency-ip", "highs", 6, ["mc-sf"])
+    assert rep["search_beside"] is None
+
+
+def test_the_search_beside_stops_when_the_certify_step_fails(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("certify step failed")
+
+    monkeypatch.setattr(LatencyIP, "certify_bound", classmethod(broken))
+    with pytest.raises(RuntimeError, match="certify step failed"):
+        solve_instance(draw(), "latency-ip", "highs", 30, ["mc-sf"])
+    assert beside_threads() == 0
