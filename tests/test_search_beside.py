@@ -1,6 +1,8 @@
 """The local search beside the certify step and the exact solve (``LatencyIP.search_beside``,
 ``slot_sgs.ClimbsBeside``): other climbs than the incumbent search's, on the core the step leaves idle,
 stopped with the solve; its schedule is verified like any other."""
+import os
+import sys
 import threading
 import time
 
@@ -9,6 +11,7 @@ import pytest
 
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
+from lpbench.heuristics import slot_sgs
 from lpbench.heuristics.slot_sgs import CLIMB_MOVES_PER_REQUEST, CLIMBS, ClimbsBeside, local_search
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
@@ -44,7 +47,25 @@ def test_a_set_stop_event_ends_the_search_like_a_passed_deadline():
     assert local_search(inst, deadline=time.perf_counter() + 60, stop_when=stop) == (None, None, 0)
 
 
-def test_climbs_beside_stop_when_asked_and_their_schedule_verifies():
+@pytest.fixture
+def normal_priority(monkeypatch):
+    """The climbs at the caller's priority: at the lowest, on a machine whose cores are all busy (a second test
+    suite), they would make no move in the tests' few seconds."""
+    monkeypatch.setattr(slot_sgs, "LOWEST_PRIORITY", os.getpriority(os.PRIO_PROCESS, 0))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+def test_the_climbs_run_at_the_lowest_priority_and_the_process_keeps_its_own():
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    climbs = ClimbsBeside(draw(), 0, time.perf_counter() + 30)
+    time.sleep(0.3)
+    with open(f"/proc/{os.getpid()}/task/{climbs._thread.native_id}/stat") as fh:
+        nice = int(fh.read().rsplit(")", 1)[1].split()[16])     # field 19 of proc(5), after the command name
+    climbs.result()
+    assert nice == slot_sgs.LOWEST_PRIORITY == 19 and os.getpriority(os.PRIO_PROCESS, 0) == before
+
+
+def test_climbs_beside_stop_when_asked_and_their_schedule_verifies(normal_priority):
     inst = draw()                                   # 25 requests
     climbs = ClimbsBeside(inst, 0, time.perf_counter() + 120)
     time.sleep(1.0)
@@ -56,7 +77,7 @@ def test_climbs_beside_stop_when_asked_and_their_schedule_verifies():
     assert ver.feasible and ver.metrics["total_latency"] == value
 
 
-def test_solve_reports_the_search_beside_and_keeps_its_schedule_when_better():
+def test_solve_reports_the_search_beside_and_keeps_its_schedule_when_better(normal_priority):
     """On 25 requests (where chain-bound and subset-bound run) the search beside runs until the end of the
     solve; its schedule is verified, reported, and is the objective when it beats the others."""
     rep = solve_instance(draw(), "latency-ip", "highs", 12, ["mc-sf"])
