@@ -1,8 +1,6 @@
 """The local search beside the certify step and the exact solve (``LatencyIP.search_beside``,
 ``slot_sgs.ClimbsBeside``): other climbs than the incumbent search's, on the core the step leaves idle,
 stopped with the solve; its schedule is verified like any other."""
-import os
-import sys
 import threading
 import time
 
@@ -11,7 +9,8 @@ import pytest
 
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
-from lpbench.heuristics import slot_sgs
+from lpbench import cores
+from lpbench.cores import both_cores
 from lpbench.heuristics.slot_sgs import CLIMB_MOVES_PER_REQUEST, CLIMBS, ClimbsBeside, local_search
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
@@ -47,25 +46,44 @@ def test_a_set_stop_event_ends_the_search_like_a_passed_deadline():
     assert local_search(inst, deadline=time.perf_counter() + 60, stop_when=stop) == (None, None, 0)
 
 
-@pytest.fixture
-def normal_priority(monkeypatch):
-    """The climbs at the caller's priority: at the lowest, on a machine whose cores are all busy (a second test
-    suite), they would make no move in the tests' few seconds."""
-    monkeypatch.setattr(slot_sgs, "LOWEST_PRIORITY", os.getpriority(os.PRIO_PROCESS, 0))
+def test_the_climbs_wait_while_both_cores_are_held():
+    """While work on both cores runs (the exact search's pattern table), the climbs wait between kernel calls: held
+    from their start, they have not even placed π₀ when stopped; released, they climb."""
+    inst = draw()
+    with both_cores():
+        climbs = ClimbsBeside(inst, 0, time.perf_counter() + 30)
+        time.sleep(0.5)
+        assert not cores.FREE.is_set()
+        held = climbs.result()
+    assert held == (None, None, 0) and cores.FREE.is_set()
+    climbs = ClimbsBeside(inst, 0, time.perf_counter() + 30)
+    with both_cores():
+        with both_cores():                          # nested holds count
+            pass
+        assert not cores.FREE.is_set()
+    time.sleep(0.5)
+    assert climbs.result()[2] > 0
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
-def test_the_climbs_run_at_the_lowest_priority_and_the_process_keeps_its_own():
-    before = os.getpriority(os.PRIO_PROCESS, 0)
-    climbs = ClimbsBeside(draw(), 0, time.perf_counter() + 30)
-    time.sleep(0.3)
-    with open(f"/proc/{os.getpid()}/task/{climbs._thread.native_id}/stat") as fh:
-        nice = int(fh.read().rsplit(")", 1)[1].split()[16])     # field 19 of proc(5), after the command name
-    climbs.result()
-    assert nice == slot_sgs.LOWEST_PRIORITY == 19 and os.getpriority(os.PRIO_PROCESS, 0) == before
+def test_the_exact_search_holds_both_cores_while_it_tabulates_in_two_threads(monkeypatch):
+    import contextlib
+
+    from lpbench.formulations import latency_astar
+
+    held = []
+
+    @contextlib.contextmanager
+    def watched():
+        with both_cores():
+            held.append(threading.active_count())
+            yield
+
+    monkeypatch.setattr(latency_astar, "both_cores", watched)
+    latency_astar.astar_search(draw(n=14), deadline=time.perf_counter() + 20, plain_seconds=None)
+    assert held and cores.FREE.is_set()             # held while it tabulated, released after
 
 
-def test_climbs_beside_stop_when_asked_and_their_schedule_verifies(normal_priority):
+def test_climbs_beside_stop_when_asked_and_their_schedule_verifies():
     inst = draw()                                   # 25 requests
     climbs = ClimbsBeside(inst, 0, time.perf_counter() + 120)
     time.sleep(1.0)
@@ -77,7 +95,7 @@ def test_climbs_beside_stop_when_asked_and_their_schedule_verifies(normal_priori
     assert ver.feasible and ver.metrics["total_latency"] == value
 
 
-def test_solve_reports_the_search_beside_and_keeps_its_schedule_when_better(normal_priority):
+def test_solve_reports_the_search_beside_and_keeps_its_schedule_when_better():
     """On 25 requests (where chain-bound and subset-bound run) the search beside runs until the end of the
     solve; its schedule is verified, reported, and is the objective when it beats the others."""
     rep = solve_instance(draw(), "latency-ip", "highs", 12, ["mc-sf"])

@@ -116,6 +116,7 @@ import time
 
 import numpy as np
 
+from ..cores import both_cores
 from ..errors import InputError
 from ..interrupt import REQUESTED
 from ..semantics import SLOT
@@ -1304,11 +1305,12 @@ def tabulate_stage(tables, before_t, subsets, deadline, stop_when) -> bool:
         else:
             workers = [threading.Thread(target=run, args=(tab, part, complete, errors))
                        for tab, part in zip(tables[1:], parts[1:])]
-            for worker in workers:
-                worker.start()
-            run(tables[0], parts[0], complete, errors)
-            for worker in workers:
-                worker.join()
+            with both_cores():                       # background work waits meanwhile (lpbench.cores)
+                for worker in workers:
+                    worker.start()
+                run(tables[0], parts[0], complete, errors)
+                for worker in workers:
+                    worker.join()
         if errors:
             raise errors[0]
         if not complete[0]:

@@ -33,13 +33,12 @@ about 40,000 moves where it made about 1,000, and the 60 s runs' all 16 climbs; 
 """
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 
 import numpy as np
 
+from .. import cores
 from ..formulations.compiled import compiled, fits
 
 #: moves per hill climb (per request), and climbs (each from π₀, with its own moves), cut by the deadline. At
@@ -54,8 +53,8 @@ CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
 WINDOW, WINDOW_MOVES_PER_REQUEST = 160, 10
 #: passes in a row without a kept window after which the window search stops (each pass draws new moves)
 WINDOW_PATIENCE = 3
-#: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`), and its thread's nice value
-UNLIMITED, LOWEST_PRIORITY = 1 << 62, 19
+#: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`)
+UNLIMITED = 1 << 62
 BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
 NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
 
@@ -313,24 +312,37 @@ def local_search(inst, iterations: int | None = None, seed: int = 0, deadline: f
     return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline, first_climb, stop_when)
 
 
+class _Gate:
+    """The climbs' ``stop_when``: set by :meth:`ClimbsBeside.result`; its check waits while both cores are held."""
+
+    def __init__(self):
+        self._stopped = threading.Event()
+
+    def set(self) -> None:
+        self._stopped.set()
+
+    def is_set(self) -> bool:
+        while not cores.FREE.wait(0.05) and not self._stopped.is_set():
+            pass
+        return self._stopped.is_set()
+
+
 class ClimbsBeside:
     """More climbs of :func:`local_search` (from climb ``CLIMBS`` on: others than its default ones) in a thread of
     their own until ``deadline`` or :meth:`result`. The kernel releases the GIL, so on two cores they run beside
-    the caller's own work (``LatencyIP.search_beside``). On Linux the thread runs at the lowest priority (nice
-    ``LOWEST_PRIORITY``), so it takes a core only when the caller's threads leave one idle: where the exact search
-    built its pattern table in two threads, a thread at normal priority cost subset-bound 0.9 % of its bound on
-    two of 13 draws. How many climbs are made depends on the machine's speed and load."""
+    the caller's own work (``LatencyIP.search_beside``); they wait, between kernel calls, while work on both cores
+    runs (:func:`lpbench.cores.both_cores`): where the exact search built its pattern table in two threads beside
+    them, subset-bound lost 0.9 % of its bound on two of 13 draws. How many climbs are made depends on the
+    machine's speed and load."""
 
     def __init__(self, inst, seed: int, deadline: float):
-        self._stop = threading.Event()
+        self._stop = _Gate()
         self._out, self._error = (None, None, 0), None
         self._thread = threading.Thread(target=self._run, args=(inst, seed, deadline), daemon=True)
         self._thread.start()
 
     def _run(self, inst, seed: int, deadline: float) -> None:
         try:
-            if sys.platform.startswith("linux"):   # this thread alone (elsewhere the call would set the process's)
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), LOWEST_PRIORITY)
             self._out = local_search(inst, iterations=UNLIMITED, seed=seed, deadline=deadline, first_climb=CLIMBS,
                                      stop_when=self._stop)
         except BaseException as error:      # raised again in the caller's thread by result()
