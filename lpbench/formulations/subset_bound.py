@@ -42,9 +42,9 @@ TABLE_SECONDS_PER_ENTRY = 3.0e-8
 TABLE_SHARE = 0.5
 #: the least subset worth a search: below it the chain of ``chain-bound`` is as strong
 MIN_MEMBERS = 12
-#: at most this share of the time left goes to the search on the rest R (its short requests: 0.0-0.2 s on the
-#: 13 jaillet-model2 draws of 25-40 requests with U of 18, where it raised the rest's bound on 7, by 9-106;
-#: scratch /work/scratch/rest/orders.py)
+#: at most this share of the time left goes to the search on the rest R (its short requests: 0.0-1.6 s on 7
+#: jaillet-model2 draws of 25-33 requests with U of 18; on the 13 of 25-40 requests it raised the rest's bound on 6,
+#: by 9-106; scratch /work/scratch/rest/probe.py, orders.py)
 REST_SHARE = 0.1
 
 
