@@ -22,6 +22,9 @@ Every schedule it returns is verified by the caller before use (``solve``).
 policy schedule window by window (:func:`window_search`): ``WINDOW`` requests consecutive in start order are
 re-placed and climbed on the fixed ramps of all the others, and kept only if their latency sum drops.
 
+**Beside.** :class:`ClimbsBeside` runs more climbs, numbered after the default ones, in a thread beside the
+certify step and the exact solve (``LatencyIP.search_beside``); the kernel releases the GIL for it.
+
 **Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move works on a copy
 of the memory profile from the lowest arrival among the requests it re-places (those from the first
 position it changes on), takes out their ramps, re-places them in the new order, and keeps the copy only
@@ -332,7 +335,7 @@ class ClimbsBeside:
     their own until ``deadline`` or :meth:`result`. The kernel releases the GIL, so on two cores they run beside
     the caller's own work (``LatencyIP.search_beside``); they wait, between kernel calls, while work on both cores
     runs (:func:`lpbench.cores.both_cores`): where the exact search built its pattern table in two threads beside
-    them, subset-bound lost 0.9 % of its bound on two of 13 draws. How many climbs are made depends on the
+    them, subset-bound lost 0.9-1.0 % of its bound on two of 13 draws. How many climbs are made depends on the
     machine's speed and load."""
 
     def __init__(self, inst, seed: int, deadline: float):
@@ -384,8 +387,7 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
         return None, None, 0
     best_start, _, best = first
     done, climb = 0, first_climb
-    while (done < iterations and (deadline is None or time.perf_counter() < deadline)
-           and not (stop_when is not None and stop_when.is_set())):
+    while done < iterations and not _expired(deadline, stop_when):
         rng = np.random.default_rng([seed, climb])
         size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - done)
         moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
