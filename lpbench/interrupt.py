@@ -60,6 +60,14 @@ class Abandoned(Exception):
         self.timed_out = timed_out
 
 
+def expired(deadline: float | None, stop_when=None) -> bool:
+    """Whether ``deadline`` (a ``time.perf_counter()`` value) has passed or ``stop_when`` (anything with
+    ``is_set()``, e.g. a threading.Event) is set; either may be None. The check that searches make between
+    kernel calls."""
+    return ((deadline is not None and time.perf_counter() > deadline)
+            or (stop_when is not None and stop_when.is_set()))
+
+
 def deadline_grace(seconds_given: float) -> float:
     """Seconds a solver given ``seconds_given`` may run past its deadline before it is abandoned."""
     return min(DEADLINE_GRACE, max(MIN_DEADLINE_GRACE, 0.1 * seconds_given))

@@ -11,6 +11,7 @@ from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
 from lpbench import cores
 from lpbench.cores import both_cores
+from lpbench.heuristics import slot_sgs
 from lpbench.heuristics.slot_sgs import CLIMB_MOVES_PER_REQUEST, CLIMBS, ClimbsBeside, local_search
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
@@ -22,7 +23,7 @@ def draw(model="jaillet-model2", k=180, n=None):
 
 
 def beside_threads() -> int:
-    return sum(t.is_alive() and "_run" in str(getattr(t, "_target", "")) for t in threading.enumerate())
+    return sum(t.is_alive() and t.name == slot_sgs.THREAD_NAME for t in threading.enumerate())
 
 
 def test_climbs_are_numbered_so_that_the_search_beside_tries_other_ones():

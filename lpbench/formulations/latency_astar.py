@@ -118,7 +118,7 @@ import numpy as np
 
 from ..cores import both_cores
 from ..errors import InputError
-from ..interrupt import REQUESTED
+from ..interrupt import REQUESTED, expired
 from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
@@ -1274,15 +1274,11 @@ def tabulate_stage(tables, before_t, subsets, deadline, stop_when) -> bool:
     search is exact with any admissible h), so the split changes no entry. Returns whether every entry of the stage
     is its exact optimum (False: stopped by ``deadline``, ``stop_when`` or the state limit); an error in any thread
     is raised here."""
-    def expired():
-        return ((deadline is not None and time.perf_counter() > deadline)
-                or (stop_when is not None and stop_when.is_set()))
-
     def run(tab, part, complete, errors):
         try:
             caches = tab.caches()
             for S in part:
-                if expired():
+                if expired(deadline, stop_when):
                     complete[0] = False
                     return
                 found = _best_first(caches, tab.layout, before_t, S, 0, -1, BIG, deadline, MAX_STATES, stop_when)

@@ -57,6 +57,11 @@ def subset_size(n: int, seconds: float, least: int = MIN_MEMBERS) -> int:
     return 0
 
 
+def certified(bound: float) -> int:
+    """The search's bound as an integer bound (every total latency is an integer)."""
+    return int(np.ceil(bound - 1e-9))
+
+
 def subset_bound(inst, deadline: float, schedule=None, members: int | None = None) -> tuple[int, str, bool]:
     """(certified lower bound on total latency, what gave it, whether the search on U completed) by the module
     docstring's argument, or (0, why not, False) when the search does not run (too little time for
@@ -77,12 +82,12 @@ def subset_bound(inst, deadline: float, schedule=None, members: int | None = Non
     rest_seconds = REST_SHARE * (deadline - time.perf_counter())
     if len(R) >= 2 and subset_size(len(R), rest_seconds, least=2) == len(R):   # its whole table fits
         on_r = astar_search(sub_instance(inst, np.sort(R)), deadline=time.perf_counter() + rest_seconds)
-        if on_r.bound is not None and int(np.ceil(on_r.bound - 1e-9)) > rest:
-            rest, how = int(np.ceil(on_r.bound - 1e-9)), f"by latency-astar ({on_r.status})"
+        if on_r.bound is not None and certified(on_r.bound) > rest:
+            rest, how = certified(on_r.bound), f"by latency-astar ({on_r.status})"
     found = astar_search(sub, upper, starts, deadline=deadline)
     if found.bound is None:
         return 0, "subset search stopped before its root bound", False
-    on_u = int(np.ceil(found.bound - 1e-9))
+    on_u = certified(found.bound)
     complete = found.status == "optimal"
     return on_u + rest, (f"{'OPT' if complete else 'a bound'} {on_u:,} of the {m} requests of longest output by "
                          f"latency-astar ({found.status}), + {rest:,} for the other {len(R)} {how}"), complete

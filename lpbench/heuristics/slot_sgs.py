@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import cores
 from ..formulations.compiled import compiled, fits
+from ..interrupt import expired
 
 #: moves per hill climb (per request), and climbs (each from π₀, with its own moves), cut by the deadline. At
 #: paper size (about 10,000 moves per climb): 4 x 10,000 found schedules as good as 1 x 40,000 and 8 x 5,000 on
@@ -56,8 +57,8 @@ CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
 WINDOW, WINDOW_MOVES_PER_REQUEST = 160, 10
 #: passes in a row without a kept window after which the window search stops (each pass draws new moves)
 WINDOW_PATIENCE = 3
-#: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`)
-UNLIMITED = 1 << 62
+#: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`), and its thread's name
+UNLIMITED, THREAD_NAME = 1 << 62, "lpbench-climbs-beside"
 BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
 NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
 
@@ -173,7 +174,7 @@ class _Ramps:
         the end of ``mem``."""
         n, done, batch, value = len(order), 0, 64, 0
         while done < n:
-            if _expired(deadline, stop_when):
+            if expired(deadline, stop_when):
                 return None
             t = time.perf_counter()
             value = self.run(order, start, mem, done, min(n, done + batch))   # the total once all are placed
@@ -188,7 +189,7 @@ class _Ramps:
         :class:`NoRoom` if a re-placed ramp runs past the end of ``mem`` (the moves kept before it stand: the
         kernel commits only kept moves)."""
         at, batch, size = 0, 16, len(moves[0])
-        while at < size and not _expired(deadline, stop_when):
+        while at < size and not expired(deadline, stop_when):
             t = time.perf_counter()
             value = self.run(order, start, mem, len(order), len(order), tuple(m[at:at + batch] for m in moves))
             at, batch = min(at + batch, size), next_batch(batch, time.perf_counter() - t)
@@ -202,12 +203,6 @@ class _Ramps:
         start, mem = np.zeros(len(order), dtype=np.int64), np.zeros(self.size, dtype=np.int64)
         value = self.place(order, start, mem, deadline, stop_when)
         return None if value is None else (start, mem, value)
-
-
-def _expired(deadline: float | None, stop_when) -> bool:
-    """Whether ``deadline`` has passed or the event ``stop_when`` is set (either may be None)."""
-    return ((deadline is not None and time.perf_counter() > deadline)
-            or (stop_when is not None and stop_when.is_set()))
 
 
 class NoRoom(ValueError):
@@ -275,7 +270,7 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
         rng, kept = np.random.default_rng([seed, done]), 0
         by_start = np.lexsort((np.arange(n), start))
         for b in range(int(rng.integers(width)) - width // 2, n - width // 2, max(1, width // 2)):
-            if deadline is not None and time.perf_counter() > deadline:
+            if expired(deadline):
                 return start, total_latency(a, ramps, start), tried
             win = by_start[max(b, 0):b + width]
             k = len(win)
@@ -341,7 +336,7 @@ class ClimbsBeside:
     def __init__(self, inst, seed: int, deadline: float):
         self._stop = _Gate()
         self._out, self._error = (None, None, 0), None
-        self._thread = threading.Thread(target=self._run, args=(inst, seed, deadline), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(inst, seed, deadline), name=THREAD_NAME, daemon=True)
         self._thread.start()
 
     def _run(self, inst, seed: int, deadline: float) -> None:
@@ -387,7 +382,7 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
         return None, None, 0
     best_start, _, best = first
     done, climb = 0, first_climb
-    while done < iterations and not _expired(deadline, stop_when):
+    while done < iterations and not expired(deadline, stop_when):
         rng = np.random.default_rng([seed, climb])
         size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - done)
         moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
