@@ -12,7 +12,14 @@ Not every phase of a solver polls its interrupt: HiGHS's MIP presolve on a large
 tens of seconds without calling any callback (measured on a Jaillet draw, 65,885 binaries). So the
 wait is bounded: if the solver has not returned ``GRACE`` seconds after the stop request,
 :class:`Abandoned` is raised, the worker thread is left to die with the process, and the pipeline
-keeps the best schedule it already holds (the verified policy incumbent).
+keeps the best schedule it already holds (the verified policy incumbent). The interpreter waits for abandoned
+workers at exit (:func:`join_abandoned`, up to ``EXIT_WAIT`` seconds): a worker that comes back from the solver while
+the interpreter finalises is ended by ``pthread_exit``, whose forced unwind through highspy's C++ frames calls
+``std::terminate``, and the process died with SIGABRT ("terminate called without an active exception", exit 134)
+after its work was done (seen in a script that called ``solve_instance`` with HiGHS at an 8–10 s limit: 2 of about
+20 runs; the core dump showed the abandoned ``h.run`` worker in ``take_gil`` during ``Py_FinalizeEx``; with the grace
+set to 0, so that every HiGHS run is abandoned, 4 of 4 runs aborted without the wait and 0 of 4 with it). The
+``lpbench`` command does not wait: it leaves with ``os._exit`` while such a worker lives (``cli.console_main``).
 
 The same mechanism enforces time limits: with a ``deadline``, ``stop()`` is called when it passes and
 the run is abandoned (:class:`Abandoned` with ``timed_out``) if it has not returned
@@ -32,6 +39,7 @@ installed regardless, so such a process ignored a SIGINT that came a moment befo
 """
 from __future__ import annotations
 
+import atexit
 import signal
 import threading
 import time
@@ -49,6 +57,8 @@ DEADLINE_GRACE = 1.0
 MIN_DEADLINE_GRACE = 0.25
 #: worker threads left running; the console entry point then exits without interpreter teardown
 ABANDONED: list[threading.Thread] = []
+#: seconds the interpreter waits at exit, in all, for abandoned workers to return (they were told to stop)
+EXIT_WAIT = 10.0
 
 
 class Abandoned(Exception):
@@ -58,6 +68,15 @@ class Abandoned(Exception):
     def __init__(self, message: str, timed_out: bool = False):
         super().__init__(message)
         self.timed_out = timed_out
+
+
+@atexit.register
+def join_abandoned(wait: float | None = None) -> None:
+    """Wait up to ``wait`` (default ``EXIT_WAIT``) seconds in all for the abandoned workers to return, so that
+    none comes back from its solver while the interpreter finalises (see the module docstring)."""
+    end = time.monotonic() + (EXIT_WAIT if wait is None else wait)
+    for worker in ABANDONED:
+        worker.join(max(0.0, end - time.monotonic()))
 
 
 def expired(deadline: float | None, stop_when=None) -> bool:

@@ -313,6 +313,30 @@ def test_a_solver_that_ignores_its_stop_is_abandoned_a_tenth_of_its_time_late():
     assert 2.0 + 0.25 <= elapsed < 2.0 + 0.25 + 0.7, elapsed     # a fixed second of grace: >= 3.0
 
 
+def test_the_interpreter_waits_at_exit_for_an_abandoned_worker(tmp_path):
+    """A worker abandoned at its deadline is joined at exit (interrupt.join_abandoned): it finishes its work before
+    the interpreter finalises, where a return from a C++ solver ended the process with SIGABRT (HiGHS, exit 134).
+    Without the join the daemon worker dies with the process and never writes its file."""
+    done = tmp_path / "done"
+    script = f"""
+import time
+from pathlib import Path
+from lpbench.interrupt import Abandoned, run_interruptible
+
+def work():
+    time.sleep(1.5)
+    Path({str(done)!r}).write_text("returned")
+
+try:
+    run_interruptible(work, stop=lambda: None, deadline=time.perf_counter() + 0.2)
+except Abandoned:
+    print("abandoned")
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == "abandoned", (proc.returncode, proc.stdout, proc.stderr)
+    assert done.read_text() == "returned"
+
+
 def test_to_highs_passes_the_model_unchanged():
     """to_highs passes numpy arrays in one call: HiGHS holds the same matrix, bounds, costs, offset and
     integrality as the LinearModel (a MIP and its LP relaxation)."""
