@@ -306,10 +306,10 @@ def test_window_search_keeps_a_window_only_if_it_gains(monkeypatch):
 
     real = slot_sgs._climb
 
-    def reversed_sgs(a, flat, off, dur, M, order, start, mem, first, stop, *moves):
+    def reversed_sgs(a, flat, off, dur, M, order, delay, start, mem, first, stop, *moves):
         if first == 0:            # the window's first placement call: reverse its order
             order[:] = order[::-1].copy()
-        return real(a, flat, off, dur, M, order, start, mem, first, stop, *slot_sgs.NO_MOVES)
+        return real(a, flat, off, dur, M, order, delay, start, mem, first, stop, *slot_sgs.NO_MOVES)
 
     monkeypatch.setattr(slot_sgs, "_climb", reversed_sgs)
     worse = 0

@@ -23,7 +23,9 @@ policy schedule window by window (:func:`window_search`): ``WINDOW`` requests co
 re-placed and climbed on the fixed ramps of all the others, and kept only if their latency sum drops.
 
 **Beside.** :class:`ClimbsBeside` runs more climbs, numbered after the default ones, in a thread beside the
-certify step and the exact solve (``LatencyIP.search_beside``); the kernel releases the GIL for it.
+certify step and the exact solve (``LatencyIP.search_beside``); the kernel releases the GIL for it. Each of these
+climbs ends with moves that hold one request back a few rounds after its earliest fit (delays,
+``DELAY_MOVES_PER_REQUEST``): schedules the serial SGS alone cannot produce.
 
 **Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move works on a copy
 of the memory profile from the lowest arrival among the requests it re-places (those from the first
@@ -57,10 +59,18 @@ CLIMB_MOVES_PER_REQUEST, CLIMBS = 200, 16
 WINDOW, WINDOW_MOVES_PER_REQUEST = 160, 10
 #: passes in a row without a kept window after which the window search stops (each pass draws new moves)
 WINDOW_PATIENCE = 3
+#: the climbs beside the certify step (:class:`ClimbsBeside`) end each climb with this many moves per request that
+#: hold one request back: a *delay* d_r places r at its earliest fit at or after (its earliest fit + d_r), d_r drawn
+#: from 0..``MOST_DELAY`` (geometric, a quarter of them 0). The serial SGS alone cannot leave a request later than its
+#: earliest fit, and optima sometimes do (``benchmarks/sgs_delays.py``: 4 of 6 draws of 12 requests). In 40 s of
+#: climbs with and without them on 15 paper-size draws, one core each, the best was lower with them on 5 (by 3-14,
+#: at most 0.33 %), higher on 2 (by 2 and 3) and equal on 8 (docs/seed004-certification.md, "Schedules the serial
+#: SGS cannot reach: delays")
+DELAY_MOVES_PER_REQUEST, MOST_DELAY, DELAY_MOVE = 50, 16, 2
 #: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`), and its thread's name
 UNLIMITED, THREAD_NAME = 1 << 62, "lpbench-climbs-beside"
 BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
-NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
+NO_MOVES = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
 def eq3_ramps(s: np.ndarray, o: np.ndarray) -> list[np.ndarray]:
@@ -83,21 +93,29 @@ def move(order, i, j, swap, out):
 
 
 @compiled(nogil=True)
-def _climb(a, flat, off, dur, M, order, start, mem, first, stop, move_i, move_j, swap):
+def _climb(a, flat, off, dur, M, order, delay, start, mem, first, stop, move_i, move_j, kind):
     """Place order[first:stop] (serial SGS on top of ``mem``, which holds order[:first]), then make the moves
-    (move_i, move_j, swap; only with stop = n) one by one, each kept if the total latency is not worse.
-    ``flat[off[r]:off[r] + dur[r]]`` is request r's ramp. ``order``, ``start``, ``mem`` are updated in place.
-    Returns (False, 0) if a placement ran past the end of ``mem`` (a ramp above M), else (True, the total latency
-    once all are placed)."""
+    (move_i, move_j, kind; only with stop = n) one by one, each kept if the total latency is not worse: kind 0
+    moves the request at position move_i to position move_j, kind 1 swaps the two, kind 2 sets the delay of the
+    request at position move_i to move_j. A request r is placed at its earliest fit k >= a_r, then, if
+    delay[r] > 0, at the earliest fit at or after k + delay[r] (:data:`DELAY_MOVES_PER_REQUEST`).
+    ``flat[off[r]:off[r] + dur[r]]`` is request r's ramp. ``order``, ``delay``, ``start``, ``mem`` are updated in
+    place. Returns (False, 0) if a placement ran past the end of ``mem`` (a ramp above M), else (True, the total
+    latency once all are placed)."""
     n, last = len(order), len(mem) - dur.max() - 1
-    cand, trial, work = order.copy(), start.copy(), mem.copy()
+    cand, trial, work, dcand = order.copy(), start.copy(), mem.copy(), delay.copy()
     base = (dur - a).sum()
     value = -1
     for it in range(-1, len(move_i)):
         lo = 0
         if it >= 0:                                   # the next move: take out its requests' ramps
-            move(order, move_i[it], move_j[it], swap[it], cand)
-            first = min(move_i[it], move_j[it])
+            if kind[it] == 2:
+                cand[:] = order
+                first = move_i[it]
+                dcand[order[first]] = move_j[it]
+            else:
+                move(order, move_i[it], move_j[it], kind[it] == 1, cand)
+                first = min(move_i[it], move_j[it])
             lo = len(mem)                             # every read and write below is at rounds > a_r >= lo
             for p in range(first, n):
                 lo = min(lo, a[order[p]])
@@ -110,26 +128,34 @@ def _climb(a, flat, off, dur, M, order, start, mem, first, stop, move_i, move_j,
         for p in range(first, stop if it < 0 else n):  # serial SGS of cand[first:]
             r, L, r0 = cand[p], dur[cand[p]], off[cand[p]]
             k = a[r]
-            while True:
-                if k > last:
-                    return False, 0
-                fits = True
-                for d in range(L):
-                    if work[k + 1 + d] + flat[r0 + d] > M:
-                        fits = False
+            for held in range(2):                     # the earliest fit; then, for a delay, the next from k + delay
+                if held == 1:
+                    if dcand[r] == 0:
                         break
-                if fits:
-                    break
-                k += 1
+                    k += dcand[r]
+                while True:
+                    if k > last:
+                        return False, 0
+                    fits = True
+                    for d in range(L):
+                        if work[k + 1 + d] + flat[r0 + d] > M:
+                            fits = False
+                            break
+                    if fits:
+                        break
+                    k += 1
             for d in range(L):
                 work[k + 1 + d] += flat[r0 + d]
             trial[r] = k
         total = base + trial.sum()
         if it < 0 or total <= value:                  # kept (the first placement always)
             order[first:] = cand[first:]
+            delay[:] = dcand
             start[:] = trial
             mem[lo:] = work[lo:]
             value = total
+        else:
+            dcand[:] = delay
     return True, value
 
 
@@ -151,16 +177,21 @@ def kernel_ready(seconds_left: float) -> bool:
 class _Ramps:
     """The ramps of an instance in the kernel's layout, and a memory profile long enough for any placement."""
 
-    def __init__(self, a: np.ndarray, ramps: list[np.ndarray], M: int):
+    def __init__(self, a: np.ndarray, ramps: list[np.ndarray], M: int, most_delay: int = 0):
         self.a, self.M = np.asarray(a, dtype=np.int64), int(M)
         self.dur = np.array([len(r) for r in ramps], dtype=np.int64)
         self.off = np.concatenate([[0], np.cumsum(self.dur)[:-1]]).astype(np.int64)
         self.flat = np.concatenate(ramps).astype(np.int64) if ramps else np.zeros(0, dtype=np.int64)
-        # latency-ip's serial horizon (a): every placement fits by then, so the scan never passes it
-        self.size = int(self.a.max() + self.dur.sum()) + 2 * int(self.dur.max()) + 4
+        # latency-ip's serial horizon (a): every placement fits by then, so the scan never passes it; with delays of
+        # at most ``most_delay``, each placement ends at most (its ramp + that delay) after the last end before it
+        self.size = int(self.a.max() + self.dur.sum()) + len(self.a) * int(most_delay) + 2 * int(self.dur.max()) + 4
 
-    def run(self, order, start, mem, first: int, stop: int, moves=NO_MOVES) -> int:
-        fits, value = _climb(self.a, self.flat, self.off, self.dur, self.M, order, start, mem, first, stop, *moves)
+    def run(self, order, start, mem, first: int, stop: int, moves=NO_MOVES, delay=None) -> int:
+        """:func:`_climb` of ``moves`` (move_i, move_j, swap or kind) with the requests' ``delay`` (default none)."""
+        delay = np.zeros(len(order), dtype=np.int64) if delay is None else delay
+        move_i, move_j, kind = moves
+        fits, value = _climb(self.a, self.flat, self.off, self.dur, self.M, order, delay, start, mem, first, stop,
+                             move_i, move_j, kind.astype(np.int64, copy=False))
         if not fits:
             raise NoRoom("no start fits a ramp before the end of the memory profile (on a full profile: the "
                          "ramp exceeds the memory M)")
@@ -182,16 +213,17 @@ class _Ramps:
         return value
 
     def climb(self, order, start, mem, moves, deadline: float | None = None, value: int | None = None,
-              stop_when=None):
-        """The moves from the full placement (``start``, ``mem``) of ``order``, in kernel calls of about
-        ``BATCH_SECONDS`` until the deadline (or ``stop_when`` is set): (total latency, moves made); ``value`` is
-        the total before them.
+              stop_when=None, delay=None):
+        """The moves from the full placement (``start``, ``mem``) of ``order`` (with the requests' ``delay``,
+        updated in place; default none), in kernel calls of about ``BATCH_SECONDS`` until the deadline (or
+        ``stop_when`` is set): (total latency, moves made); ``value`` is the total before them.
         :class:`NoRoom` if a re-placed ramp runs past the end of ``mem`` (the moves kept before it stand: the
         kernel commits only kept moves)."""
         at, batch, size = 0, 16, len(moves[0])
         while at < size and not expired(deadline, stop_when):
             t = time.perf_counter()
-            value = self.run(order, start, mem, len(order), len(order), tuple(m[at:at + batch] for m in moves))
+            value = self.run(order, start, mem, len(order), len(order), tuple(m[at:at + batch] for m in moves),
+                             delay)
             at, batch = min(at + batch, size), next_batch(batch, time.perf_counter() - t)
         return value, at
 
@@ -301,13 +333,14 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
 
 
 def local_search(inst, iterations: int | None = None, seed: int = 0, deadline: float | None = None,
-                 first_climb: int = 0, stop_when=None):
-    """(start rounds, total latency, iterations done) of the best order found from π₀ = ascending o;
-    ``iterations``: moves in all (default :func:`planned_moves`); ``first_climb``, ``stop_when``: as in
-    :func:`iterated_sgs`."""
+                 first_climb: int = 0, stop_when=None, delay_moves: int = 0):
+    """(start rounds, total latency, moves made) of the best schedule found from π₀ = ascending o;
+    ``iterations``: moves of the order in all (default :func:`planned_moves`); ``first_climb``, ``stop_when``,
+    ``delay_moves``: as in :func:`iterated_sgs`."""
     a = inst.arrival.astype(np.int64)
     ramps = eq3_ramps(inst.prompt, inst.output)
-    return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline, first_climb, stop_when)
+    return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline, first_climb, stop_when,
+                        delay_moves)
 
 
 class _Gate:
@@ -326,8 +359,8 @@ class _Gate:
 
 
 class ClimbsBeside:
-    """More climbs of :func:`local_search` (from climb ``CLIMBS`` on: others than its default ones) in a thread of
-    their own until ``deadline`` or :meth:`result`. The kernel releases the GIL, so on two cores they run beside
+    """More climbs of :func:`local_search` (from climb ``CLIMBS`` on: others than its default ones), each ended by
+    ``DELAY_MOVES_PER_REQUEST`` delay moves, in a thread of their own until ``deadline`` or :meth:`result`. The kernel releases the GIL, so on two cores they run beside
     the caller's own work (``LatencyIP.search_beside``); they wait, between kernel calls, while work on both cores
     runs (:func:`lpbench.cores.both_cores`): where the exact search built its pattern table in two threads beside
     them, subset-bound lost 0.9-1.0 % of its bound on two of 13 draws. How many climbs are made depends on the
@@ -342,7 +375,7 @@ class ClimbsBeside:
     def _run(self, inst, seed: int, deadline: float) -> None:
         try:
             self._out = local_search(inst, iterations=UNLIMITED, seed=seed, deadline=deadline, first_climb=CLIMBS,
-                                     stop_when=self._stop)
+                                     stop_when=self._stop, delay_moves=DELAY_MOVES_PER_REQUEST)
         except BaseException as error:      # raised again in the caller's thread by result()
             self._error = error
 
@@ -366,29 +399,38 @@ def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
 
 
 def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int = 0,
-                 deadline: float | None = None, first_climb: int = 0, stop_when=None):
+                 deadline: float | None = None, first_climb: int = 0, stop_when=None, delay_moves: int = 0):
     """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position). ``iterations``
-    moves in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n, the c-th
+    moves of the order in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n, the c-th
     (c = ``first_climb``, ``first_climb`` + 1, ...) with moves drawn from the RNG seeded by (seed, c), so a search
-    from ``first_climb`` = ``CLIMBS`` tries other climbs than the default one. ``stop_when`` (a threading.Event):
-    also stop, between kernel calls, once it is set. (None, None, 0) if the deadline passed (or ``stop_when``
-    was set) before the SGS of π₀ was complete."""
+    from ``first_climb`` = ``CLIMBS`` tries other climbs than the default one. ``delay_moves``: after each climb,
+    that many moves per request that set one request's delay (0 to ``MOST_DELAY`` rounds, drawn from the same RNG
+    after the climb's own moves, so the climbs are the same with and without them). ``stop_when`` (a
+    threading.Event): also stop, between kernel calls, once it is set. Returns (starts, total latency, moves made,
+    the delay moves counted); (None, None, 0) if the deadline passed (or ``stop_when`` was set) before the SGS of π₀
+    was complete."""
     n = len(a)
     iterations = planned_moves(n) if iterations is None else iterations
-    layout = _Ramps(a, ramps, M)
+    layout = _Ramps(a, ramps, M, MOST_DELAY if delay_moves else 0)
     pi0 = np.lexsort((np.arange(n), o)).astype(np.int64)   # ascending o, ties by position (MC-SF's order)
     first = layout.sgs(pi0, deadline, stop_when)
     if first is None:
         return None, None, 0
     best_start, _, best = first
-    done, climb = 0, first_climb
-    while done < iterations and not expired(deadline, stop_when):
+    done, ordered, climb = 0, 0, first_climb
+    while ordered < iterations and not expired(deadline, stop_when):
         rng = np.random.default_rng([seed, climb])
-        size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - done)
+        size = min(CLIMB_MOVES_PER_REQUEST * n, iterations - ordered)
         moves = (rng.integers(n, size=size), rng.integers(n, size=size), rng.random(size) < 0.5)
         order, start, mem = pi0.copy(), first[0].copy(), first[1].copy()
         value, made = layout.climb(order, start, mem, moves, deadline, first[2], stop_when)
-        done += made
+        done, ordered = done + made, ordered + made
+        if delay_moves and made == size:
+            delay, size = np.zeros(n, dtype=np.int64), delay_moves * n
+            held = (rng.integers(n, size=size), np.minimum(rng.geometric(0.25, size=size) - 1, MOST_DELAY),
+                    np.full(size, DELAY_MOVE))
+            value, made = layout.climb(order, start, mem, held, deadline, value, stop_when, delay)
+            done += made
         if value < best:
             best, best_start = value, start.copy()
         climb += 1
