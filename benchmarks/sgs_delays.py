@@ -40,8 +40,8 @@ def earliest_fit(mem: np.ndarray, ramp: np.ndarray, M: int, k: int) -> int:
 
 def place(a, ramps, M: int, order, delay) -> np.ndarray:
     """Serial SGS of ``order``, request j at its earliest fit at or after (its earliest fit + delay[j])."""
-    mem = np.zeros(int(a.max()) + sum(len(r) for r in ramps) + 2 * max(int(delay.max()), 1) + 2 * max(map(len, ramps)) + 4,
-                   dtype=np.int64)
+    size = int(a.max()) + sum(len(r) for r in ramps) + len(a) * int(delay.max()) + 2 * max(map(len, ramps)) + 4
+    mem = np.zeros(size, dtype=np.int64)
     start = np.zeros(len(a), dtype=np.int64)
     for j in order:
         k = earliest_fit(mem, ramps[j], M, int(a[j]))

@@ -360,11 +360,11 @@ class _Gate:
 
 class ClimbsBeside:
     """More climbs of :func:`local_search` (from climb ``CLIMBS`` on: others than its default ones), each ended by
-    ``DELAY_MOVES_PER_REQUEST`` delay moves, in a thread of their own until ``deadline`` or :meth:`result`. The kernel releases the GIL, so on two cores they run beside
-    the caller's own work (``LatencyIP.search_beside``); they wait, between kernel calls, while work on both cores
-    runs (:func:`lpbench.cores.both_cores`): where the exact search built its pattern table in two threads beside
-    them, subset-bound lost 0.9-1.0 % of its bound on two of 13 draws. How many climbs are made depends on the
-    machine's speed and load."""
+    ``DELAY_MOVES_PER_REQUEST`` delay moves, in a thread of their own until ``deadline`` or :meth:`result`. The
+    kernel releases the GIL, so on two cores they run beside the caller's own work (``LatencyIP.search_beside``);
+    they wait, between kernel calls, while work on both cores runs (:func:`lpbench.cores.both_cores`): where the
+    exact search built its pattern table in two threads beside them, subset-bound lost 0.9-1.0 % of its bound on two
+    of 13 draws. How many climbs are made depends on the machine's speed and load."""
 
     def __init__(self, inst, seed: int, deadline: float):
         self._stop = _Gate()
@@ -407,7 +407,7 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
     that many moves per request that set one request's delay (0 to ``MOST_DELAY`` rounds, drawn from the same RNG
     after the climb's own moves, so the climbs are the same with and without them). ``stop_when`` (a
     threading.Event): also stop, between kernel calls, once it is set. Returns (starts, total latency, moves made,
-    the delay moves counted); (None, None, 0) if the deadline passed (or ``stop_when`` was set) before the SGS of π₀
+    delay moves included); (None, None, 0) if the deadline passed (or ``stop_when`` was set) before the SGS of π₀
     was complete."""
     n = len(a)
     iterations = planned_moves(n) if iterations is None else iterations
