@@ -11,7 +11,7 @@ A second Ctrl-C raises ``KeyboardInterrupt`` at once (exit 130, nothing kept).
 Not every phase of a solver polls its interrupt: HiGHS's MIP presolve on a large model runs for
 tens of seconds without calling any callback (measured on a Jaillet draw, 65,885 binaries). So the
 wait is bounded: if the solver has not returned ``GRACE`` seconds after the stop request,
-:class:`Abandoned` is raised, the worker thread is left to die with the process, and the pipeline
+:class:`Abandoned` is raised, the worker thread is left running, and the pipeline
 keeps the best schedule it already holds (the verified policy incumbent). The interpreter waits for abandoned
 workers at exit (:func:`join_abandoned`, up to ``EXIT_WAIT`` seconds): a worker that comes back from the solver while
 the interpreter finalises is ended by ``pthread_exit``, whose forced unwind through highspy's C++ frames calls

@@ -93,6 +93,22 @@ def move(order, i, j, swap, out):
 
 
 @compiled(nogil=True)
+def _fit(work, flat, r0, L, M, k, last):
+    """The least start >= k at which the ramp ``flat[r0:r0 + L]`` (rounds start + 1 ...) fits under M on top of
+    ``work``; -1 if none does up to ``last``."""
+    while k <= last:
+        fits = True
+        for d in range(L):
+            if work[k + 1 + d] + flat[r0 + d] > M:
+                fits = False
+                break
+        if fits:
+            return k
+        k += 1
+    return -1
+
+
+@compiled(nogil=True)
 def _climb(a, flat, off, dur, M, order, delay, start, mem, first, stop, move_i, move_j, kind):
     """Place order[first:stop] (serial SGS on top of ``mem``, which holds order[:first]), then make the moves
     (move_i, move_j, kind; only with stop = n) one by one, each kept if the total latency is not worse: kind 0
@@ -109,7 +125,7 @@ def _climb(a, flat, off, dur, M, order, delay, start, mem, first, stop, move_i, 
     for it in range(-1, len(move_i)):
         lo = 0
         if it >= 0:                                   # the next move: take out its requests' ramps
-            if kind[it] == 2:
+            if kind[it] == DELAY_MOVE:
                 cand[:] = order
                 first = move_i[it]
                 dcand[order[first]] = move_j[it]
@@ -127,23 +143,11 @@ def _climb(a, flat, off, dur, M, order, delay, start, mem, first, stop, move_i, 
                     work[start[r] + 1 + d] -= flat[off[r] + d]
         for p in range(first, stop if it < 0 else n):  # serial SGS of cand[first:]
             r, L, r0 = cand[p], dur[cand[p]], off[cand[p]]
-            k = a[r]
-            for held in range(2):                     # the earliest fit; then, for a delay, the next from k + delay
-                if held == 1:
-                    if dcand[r] == 0:
-                        break
-                    k += dcand[r]
-                while True:
-                    if k > last:
-                        return False, 0
-                    fits = True
-                    for d in range(L):
-                        if work[k + 1 + d] + flat[r0 + d] > M:
-                            fits = False
-                            break
-                    if fits:
-                        break
-                    k += 1
+            k = _fit(work, flat, r0, L, M, a[r], last)
+            if k >= 0 and dcand[r] > 0:               # held back: the next fit from k + its delay
+                k = _fit(work, flat, r0, L, M, k + dcand[r], last)
+            if k < 0:
+                return False, 0
             for d in range(L):
                 work[k + 1 + d] += flat[r0 + d]
             trial[r] = k
