@@ -17,8 +17,9 @@ workers at exit (:func:`join_abandoned`, up to ``EXIT_WAIT`` seconds): a worker 
 the interpreter finalises is ended by ``pthread_exit``, whose forced unwind through highspy's C++ frames calls
 ``std::terminate``, and the process died with SIGABRT ("terminate called without an active exception", exit 134)
 after its work was done (seen in a script that called ``solve_instance`` with HiGHS at an 8–10 s limit: 2 of about
-20 runs; the core dump showed the abandoned ``h.run`` worker in ``take_gil`` during ``Py_FinalizeEx``; with the grace
-set to 0, so that every HiGHS run is abandoned, 4 of 4 runs aborted without the wait and 0 of 4 with it). The
+20 runs, scratch /work/scratch/rest/timeline2.py; the core dump showed the abandoned ``h.run`` worker in ``take_gil``
+during ``Py_FinalizeEx``; with the grace set to 0, so that every HiGHS run is abandoned, 4 of 4 runs aborted without
+the wait and 0 of 4 with it, scratch /work/scratch/rest/abort_probe.py). The
 ``lpbench`` command does not wait: it leaves with ``os._exit`` while such a worker lives (``cli.console_main``).
 
 The same mechanism enforces time limits: with a ``deadline``, ``stop()`` is called when it passes and
