@@ -173,7 +173,34 @@ def test_delay_moves_only_improve_the_same_climbs_and_verify(seed):
                                      delay_moves=slot_sgs.DELAY_MOVES_PER_REQUEST)
     ver = verify(inst, schedule_from_starts(inst, held))
     assert value <= plain and ver.feasible and ver.metrics["total_latency"] == value
-    assert done == 4 * (CLIMB_MOVES_PER_REQUEST + slot_sgs.DELAY_MOVES_PER_REQUEST) * inst.n
+    delayed = (done - 4 * CLIMB_MOVES_PER_REQUEST * inst.n) / (slot_sgs.DELAY_MOVES_PER_REQUEST * inst.n)
+    assert delayed in range(1, 5)     # the order moves are the budget; the first climb is near its own best
+
+
+def test_only_climbs_near_the_best_get_delay_moves(monkeypatch):
+    """A climb gets its delay moves iff it ended within DELAY_NEAR of the best before it (its own end included).
+    The kernel's calls are recorded: each climb's order moves, then maybe its delay moves; the best is replayed from
+    the SGS of π₀ and the climbs' ends. On a paper-size draw some climbs end farther off, so a search that made the
+    delay moves after every climb, or after none, fails this test."""
+    calls, real = [], slot_sgs._Ramps.climb
+
+    def spy(self, order, start, mem, moves, deadline=None, value=None, stop_when=None, delay=None):
+        out = real(self, order, start, mem, moves, deadline, value, stop_when, delay)
+        calls.append((delay is not None, value, out[0]))
+        return out
+
+    monkeypatch.setattr(slot_sgs._Ramps, "climb", spy)
+    inst = draw("jaillet-model2", 76)
+    local_search(inst, iterations=12 * CLIMB_MOVES_PER_REQUEST * inst.n, first_climb=CLIMBS,
+                 delay_moves=slot_sgs.DELAY_MOVES_PER_REQUEST)
+    best, asked, expected = calls[0][1], [], []
+    for i, (delays, _, end) in enumerate(calls):
+        if delays:
+            continue
+        expected.append(end <= best * (1 + slot_sgs.DELAY_NEAR))
+        asked.append(i + 1 < len(calls) and calls[i + 1][0])
+        best = min(best, calls[i + 1][2] if asked[-1] else end)
+    assert len(asked) == 12 and asked == expected and 0 < sum(asked) < 12
 
 
 def test_the_climbs_beside_make_delay_moves(monkeypatch):

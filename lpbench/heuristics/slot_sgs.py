@@ -24,8 +24,8 @@ re-placed and climbed on the fixed ramps of all the others, and kept only if the
 
 **Beside.** :class:`ClimbsBeside` runs more climbs, numbered after the default ones, in a thread beside the
 certify step and the exact solve (``LatencyIP.search_beside``); the kernel releases the GIL for it. Each of these
-climbs ends with moves that hold one request back a few rounds after its earliest fit (delays,
-``DELAY_MOVES_PER_REQUEST``): schedules the serial SGS alone cannot produce.
+climbs that ends near the best (``DELAY_NEAR``) goes on with moves that hold one request back a few rounds after its
+earliest fit (delays, ``DELAY_MOVES_PER_REQUEST``): schedules the serial SGS alone cannot produce.
 
 **Speed.** The placements and the climb run in one numba kernel (:func:`_climb`): a move works on a copy
 of the memory profile from the lowest arrival among the requests it re-places (those from the first
@@ -67,6 +67,11 @@ WINDOW_PATIENCE = 3
 #: at most 0.33 %), higher on 2 (by 2 and 3) and equal on 8 (docs/seed004-certification.md, "Schedules the serial
 #: SGS cannot reach: delays")
 DELAY_MOVES_PER_REQUEST, MOST_DELAY, DELAY_MOVE = 50, 16, 2
+#: ... but only climbs that end within this fraction above the best so far get them. Over 32 climbs beside on each of
+#: 16 paper-size draws (scratch probe, 2026-11-29), the delay moves took 17 % of the time, lowered 147 of 512 climbs,
+#: by at most 0.78 %, and made a new best 4 times, each from a climb within 0.42 % of the best; climbs within 1 % took
+#: 61 % of the delay moves' time
+DELAY_NEAR = 0.01
 #: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`), and its thread's name
 UNLIMITED, THREAD_NAME = 1 << 62, "lpbench-climbs-beside"
 BATCH_SECONDS = 0.05    # moves or placements per kernel call: about this long, so that a deadline is kept within it
@@ -363,8 +368,8 @@ class _Gate:
 
 
 class ClimbsBeside:
-    """More climbs of :func:`local_search` (from climb ``CLIMBS`` on: others than its default ones), each ended by
-    ``DELAY_MOVES_PER_REQUEST`` delay moves, in a thread of their own until ``deadline`` or :meth:`result`. The
+    """More climbs of :func:`local_search` (from climb ``CLIMBS`` on: others than its default ones), those near the
+    best (``DELAY_NEAR``) ended by ``DELAY_MOVES_PER_REQUEST`` delay moves, in a thread of their own until ``deadline`` or :meth:`result`. The
     kernel releases the GIL, so on two cores they run beside the caller's own work (``LatencyIP.search_beside``);
     they wait, between kernel calls, while work on both cores runs (:func:`lpbench.cores.both_cores`): where the
     exact search built its pattern table in two threads beside them, subset-bound lost 0.9-1.0 % of its bound on two
@@ -409,7 +414,8 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
     (c = ``first_climb``, ``first_climb`` + 1, ...) with moves drawn from the RNG seeded by (seed, c), so a search
     from ``first_climb`` = ``CLIMBS`` tries other climbs than the default one. ``delay_moves``: after each climb,
     that many moves per request that set one request's delay (0 to ``MOST_DELAY`` rounds, drawn from the same RNG
-    after the climb's own moves, so the climbs are the same with and without them). ``stop_when`` (a
+    after the climb's own moves, so the climbs are the same with and without them), if the climb ended within
+    ``DELAY_NEAR`` of the best so far (the delay moves' gains are smaller than that). ``stop_when`` (a
     threading.Event): also stop, between kernel calls, once it is set. Returns (starts, total latency, moves made,
     delay moves included); (None, None, 0) if the deadline passed (or ``stop_when`` was set) before the SGS of π₀
     was complete."""
@@ -429,7 +435,7 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
         order, start, mem = pi0.copy(), first[0].copy(), first[1].copy()
         value, made = layout.climb(order, start, mem, moves, deadline, first[2], stop_when)
         done, ordered = done + made, ordered + made
-        if delay_moves and made == size:
+        if delay_moves and made == size and value <= best * (1 + DELAY_NEAR):
             delay, size = np.zeros(n, dtype=np.int64), delay_moves * n
             held = (rng.integers(n, size=size), np.minimum(rng.geometric(0.25, size=size) - 1, MOST_DELAY),
                     np.full(size, DELAY_MOVE))
