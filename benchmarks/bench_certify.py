@@ -30,6 +30,7 @@ import time
 from lpbench.formulations import latency_astar
 from lpbench.formulations.latency_ip import LatencyIP
 from lpbench.generators import jaillet
+from lpbench.heuristics import slot_sgs
 from lpbench.instance import parse_instance
 from lpbench.solve import solve_instance
 from lpbench.warmup import warm_up
@@ -57,6 +58,9 @@ ap.add_argument("--chain-share", type=float,
 ap.add_argument("--subset-max-requests", type=int,
                 help="run subset-bound after the chain on up to this many requests (default: "
                      "LatencyIP.subset_max_requests; 0: off)")
+ap.add_argument("--delay-near", type=float,
+                help="the climbs beside make delay moves only after climbs that end within this fraction of the best "
+                     "(default: slot_sgs.DELAY_NEAR; inf: after every climb, as before 760dd96)")
 ap.add_argument("--no-search-beside", action="store_true",
                 help="no local search beside the certify step and the exact solve (LatencyIP.beside_search)")
 ap.add_argument("--pattern-members", type=int,
@@ -96,6 +100,10 @@ if args.copy_groups is not None:
     latency_astar.COPY_GROUPS = args.copy_groups
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
+if args.delay_near is not None:
+    if not args.delay_near >= 0:
+        ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")
+    slot_sgs.DELAY_NEAR = args.delay_near
 if args.no_search_beside:
     LatencyIP.beside_search = False
 if args.subset_max_requests is not None:

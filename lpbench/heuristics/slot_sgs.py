@@ -68,9 +68,9 @@ WINDOW_PATIENCE = 3
 #: SGS cannot reach: delays")
 DELAY_MOVES_PER_REQUEST, MOST_DELAY, DELAY_MOVE = 50, 16, 2
 #: ... but only climbs that end within this fraction above the best so far get them. Over 32 climbs beside on each of
-#: 16 paper-size draws (scratch probe, 2026-11-29), the delay moves took 17 % of the time, lowered 147 of 512 climbs,
-#: by at most 0.78 %, and made a new best 4 times, each from a climb within 0.42 % of the best; climbs within 1 % took
-#: 61 % of the delay moves' time
+#: 16 paper-size draws (``python benchmarks/beside_delays.py``), the delay moves took 17 % of the time, lowered 147 of
+#: 512 climbs, by at most 0.78 %, and made a new best 4 times, each from a climb within 0.42 % of the best; climbs
+#: within 1 % took 61 % of the delay moves' time
 DELAY_NEAR = 0.01
 #: moves "without limit" for a search that ends at its deadline (:class:`ClimbsBeside`), and its thread's name
 UNLIMITED, THREAD_NAME = 1 << 62, "lpbench-climbs-beside"
