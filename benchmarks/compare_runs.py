@@ -35,7 +35,8 @@ for key in sorted(new.keys() ^ old.keys()):
 for model in sorted({key[0] for key in new.keys() & old.keys()}):
     keys = sorted(key for key in new.keys() & old.keys() if key[0] == model)
     gap_new, gap_old = [new[k]["gap"] for k in keys], [old[k]["gap"] for k in keys]
-    print(f"{model}, {len(keys)} draws: median gap {statistics.median(gap_old):.2%} -> {statistics.median(gap_new):.2%}, "
+    print(f"{model}, {len(keys)} draws: median gap {statistics.median(gap_old):.2%} -> "
+          f"{statistics.median(gap_new):.2%}, "
           f"worst {max(gap_old):.2%} -> {max(gap_new):.2%}, mean {statistics.mean(gap_old):.2%} -> "
           f"{statistics.mean(gap_new):.2%}; gap lower on {sum(x < y for x, y in zip(gap_new, gap_old))}, higher on "
           f"{sum(x > y for x, y in zip(gap_new, gap_old))}")
