@@ -27,6 +27,13 @@ ap.add_argument("--models", default="jaillet-model1,jaillet-model2")
 ap.add_argument("--draws", default="0,8,16,24,32,40,48,56", help="comma list of draws k")
 ap.add_argument("--climbs", type=int, default=32, help="climbs per draw")
 args = ap.parse_args()
+try:
+    draws = [int(k) for k in args.draws.split(",")]
+except ValueError:
+    draws = []
+if not draws or min(draws) < 0 or args.climbs < 1:
+    ap.error(f"expected --draws as a comma list of draws k >= 0 (got {args.draws!r}) and --climbs >= 1 "
+             f"(got {args.climbs})")
 
 
 def climbs(inst, count: int) -> list[tuple[int, int, int, float, float]]:
@@ -56,7 +63,7 @@ def climbs(inst, count: int) -> list[tuple[int, int, int, float, float]]:
 warm_up()
 rows = []
 for model in args.models.split(","):
-    for k in (int(x) for x in args.draws.split(",")):
+    for k in draws:
         inst = parse_instance(jaillet.instance(model, 0, k))
         mine = climbs(inst, args.climbs)
         rows += mine

@@ -15,8 +15,12 @@ import statistics
 
 
 def rows(path: str) -> dict[tuple[str, int, int], dict]:
-    with open(path) as fh:
-        return {(r["model"], r["k"], r["n"]): r for r in json.load(fh)}
+    """The rows of one ``--json`` file by (model, draw, n); exit 2 naming the file if it is not such a file."""
+    try:
+        with open(path) as fh:
+            return {(r["model"], r["k"], r["n"]): r for r in json.load(fh)}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        ap.error(f"{path}: expected the rows that bench_certify.py --json writes ({type(error).__name__}: {error})")
 
 
 def changes(new: list[float], old: list[float]) -> str:
