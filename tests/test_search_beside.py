@@ -169,10 +169,13 @@ def test_delay_moves_only_improve_the_same_climbs_and_verify(seed):
 
     inst = random_slot(seed, n=14)
     _, plain, _ = local_search(inst, iterations=4 * CLIMB_MOVES_PER_REQUEST * inst.n, seed=seed)
+    counted = []
     held, value, done = local_search(inst, iterations=4 * CLIMB_MOVES_PER_REQUEST * inst.n, seed=seed,
-                                     delay_moves=slot_sgs.DELAY_MOVES_PER_REQUEST)
+                                     delay_moves=slot_sgs.DELAY_MOVES_PER_REQUEST,
+                                     on_climb=lambda: counted.append(1))
     ver = verify(inst, schedule_from_starts(inst, held))
     assert value <= plain and ver.feasible and ver.metrics["total_latency"] == value
+    assert len(counted) == 4          # each climb counted once, whether it got its delay moves or not
     delayed, rest = divmod(done - 4 * CLIMB_MOVES_PER_REQUEST * inst.n, slot_sgs.DELAY_MOVES_PER_REQUEST * inst.n)
     assert rest == 0 and 1 <= delayed <= 4    # the order moves are the budget; the first climb ends below π₀'s SGS
 

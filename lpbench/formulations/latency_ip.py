@@ -128,7 +128,7 @@ class LatencyIP(Formulation):
         caller, depends on how many climbs the machine made."""
         import time
 
-        from ..heuristics.slot_sgs import CLIMB_MOVES_PER_REQUEST, DELAY_MOVES_PER_REQUEST, ClimbsBeside, kernel_ready
+        from ..heuristics.slot_sgs import ClimbsBeside, kernel_ready
 
         if not (cls.beside_search and cls.runs_chain(inst) and inst.n <= cls.window_search_above
                 and kernel_ready(deadline - time.perf_counter())):
@@ -139,9 +139,8 @@ class LatencyIP(Formulation):
             start, _, done = climbs.result()
             if start is None:
                 return None
-            return "local-search-beside", schedule_from_starts(inst, start), {
-                "iterations": done,
-                "climbs": -(-done // ((CLIMB_MOVES_PER_REQUEST + DELAY_MOVES_PER_REQUEST) * inst.n))}
+            return "local-search-beside", schedule_from_starts(inst, start), {"iterations": done,
+                                                                               "climbs": climbs.climbs}
         return finish
 
     #: above this many requests ``completion-cp`` rarely beats the closed-form bound within a share of

@@ -342,14 +342,14 @@ def window_search(a, ramps, M: int, start: np.ndarray, seed: int = 0, passes: in
 
 
 def local_search(inst, iterations: int | None = None, seed: int = 0, deadline: float | None = None,
-                 first_climb: int = 0, stop_when=None, delay_moves: int = 0):
+                 first_climb: int = 0, stop_when=None, delay_moves: int = 0, on_climb=None):
     """(start rounds, total latency, moves made) of the best schedule found from π₀ = ascending o;
     ``iterations``: moves of the order in all (default :func:`planned_moves`); ``first_climb``, ``stop_when``,
-    ``delay_moves``: as in :func:`iterated_sgs`."""
+    ``delay_moves``, ``on_climb``: as in :func:`iterated_sgs`."""
     a = inst.arrival.astype(np.int64)
     ramps = eq3_ramps(inst.prompt, inst.output)
     return iterated_sgs(a, inst.output, ramps, int(inst.memory), iterations, seed, deadline, first_climb, stop_when,
-                        delay_moves)
+                        delay_moves, on_climb)
 
 
 class _Gate:
@@ -378,20 +378,24 @@ class ClimbsBeside:
 
     def __init__(self, inst, seed: int, deadline: float):
         self._stop = _Gate()
-        self._out, self._error = (None, None, 0), None
+        self._out, self._error, self.climbs = (None, None, 0), None, 0
         self._thread = threading.Thread(target=self._run, args=(inst, seed, deadline), name=THREAD_NAME, daemon=True)
         self._thread.start()
 
     def _run(self, inst, seed: int, deadline: float) -> None:
         try:
             self._out = local_search(inst, iterations=UNLIMITED, seed=seed, deadline=deadline, first_climb=CLIMBS,
-                                     stop_when=self._stop, delay_moves=DELAY_MOVES_PER_REQUEST)
+                                     stop_when=self._stop, delay_moves=DELAY_MOVES_PER_REQUEST,
+                                     on_climb=self._climbed)
         except BaseException as error:      # raised again in the caller's thread by result()
             self._error = error
 
+    def _climbed(self) -> None:
+        self.climbs += 1
+
     def result(self) -> tuple[np.ndarray | None, int | None, int]:
         """Stop the climbs and return (start rounds, total latency, moves made) of the best, as
-        :func:`local_search` does."""
+        :func:`local_search` does; ``climbs`` is then the number of climbs made (the last may be cut short)."""
         self._stop.set()
         self._thread.join()
         if self._error is not None:
@@ -409,7 +413,8 @@ def neighbour(order: np.ndarray, rng) -> tuple[np.ndarray, int]:
 
 
 def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int = 0,
-                 deadline: float | None = None, first_climb: int = 0, stop_when=None, delay_moves: int = 0):
+                 deadline: float | None = None, first_climb: int = 0, stop_when=None, delay_moves: int = 0,
+                 on_climb=None):
     """The local search on any footprints ``ramps``; π₀ sorts by ``o`` (ties by position). ``iterations``
     moves of the order in all (default :func:`planned_moves`), in climbs of ``CLIMB_MOVES_PER_REQUEST``·n, the c-th
     (c = ``first_climb``, ``first_climb`` + 1, ...) with moves drawn from the RNG seeded by (seed, c), so a search
@@ -417,9 +422,9 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
     that many moves per request that set one request's delay (0 to ``MOST_DELAY`` rounds, drawn from the same RNG
     after the climb's own moves, so the climbs are the same with and without them), if the climb ended within
     ``DELAY_NEAR`` of the best so far (the delay moves gained at most 0.78 % where measured). ``stop_when`` (a
-    threading.Event): also stop, between kernel calls, once it is set. Returns (starts, total latency, moves made,
-    delay moves included); (None, None, 0) if the deadline passed (or ``stop_when`` was set) before the SGS of π₀
-    was complete."""
+    threading.Event): also stop, between kernel calls, once it is set. ``on_climb``: called after each climb (the
+    last may be cut short). Returns (starts, total latency, moves made, the delay moves included); (None, None, 0)
+    if the deadline passed (or ``stop_when`` was set) before the SGS of π₀ was complete."""
     n = len(a)
     iterations = planned_moves(n) if iterations is None else iterations
     layout = _Ramps(a, ramps, M, MOST_DELAY if delay_moves else 0)
@@ -444,5 +449,7 @@ def iterated_sgs(a, o, ramps, M: int, iterations: int | None = None, seed: int =
             done += made
         if value < best:
             best, best_start = value, start.copy()
+        if on_climb is not None:
+            on_climb()
         climb += 1
     return best_start, best, done
