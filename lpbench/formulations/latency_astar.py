@@ -130,6 +130,8 @@ from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, start
 #: scratch timing), and the moves of one round are the memory-feasible subsets of the waiting requests: beyond
 #: this size the search is refused (keep ``LatencyIP.astar_max_requests`` at most this)
 MAX_REQUESTS = 20
+#: the chain table (L) covers the first this many requests
+TABLE_REQUESTS = 20
 #: stop (with a certified bound) after this many distinct states: about 0.4 KB each with the compiled search
 #: (0.75 GB of peak RSS at 2.0 M states, the first 14 requests of jaillet-model1 draw 1; scratch measurement
 #: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach; (P)'s cache of the rest bound
@@ -213,8 +215,11 @@ class _Bounds:
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
         self.vol_arr = self.s_arr * self.o_arr + self.o_arr * (self.o_arr + 1) // 2
-        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 1.7 GB at n = 20)
-        self.G3_first = self.chain_table().min(axis=2).astype(np.int64)
+        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 1.7 GB at n = 20), over
+        # the first ``tabled`` requests (S ⊆ them; the columns of the others CHAIN_BIG)
+        self.tabled = min(n, TABLE_REQUESTS)
+        self.G3_first = np.full((1 << self.tabled, n), CHAIN_BIG, dtype=np.int64)
+        self.G3_first[:, :self.tabled] = self.chain_table().min(axis=2)
         self.a_last = max(a)
         self.layout = age_layout(o)
         self.new_caches()
@@ -246,12 +251,14 @@ class _Bounds:
 
     def triple_bonus(self) -> np.ndarray:
         """3·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
-        return triple_bonus(self.p_arr, self.o_arr, np.array(self.w, dtype=np.int64), self.M, self.n)
+        k = self.tabled
+        return triple_bonus(self.p_arr[:k], self.o_arr[:k], np.array(self.w, dtype=np.int64)[:k, :k], self.M, k)
 
     def chain_table(self) -> np.ndarray:
         """3·G[S, h, j] of (L) for every subset S (bitmask) and h ≠ j in S; CHAIN_BIG elsewhere
         (:func:`chain_table_kernel`)."""
-        return chain_table_kernel(3 * np.array(self.w, dtype=np.int64), self.triple_bonus(), self.n)
+        k = self.tabled
+        return chain_table_kernel(3 * np.array(self.w, dtype=np.int64)[:k, :k], self.triple_bonus(), k)
 
     def running(self, act):
         """(Σ remaining rounds, least start offset e_j of every request beside it, its memory U at rounds
@@ -365,9 +372,13 @@ def waiting_parts(W, o, p, vol, G3_first):
             x += 1
     V = np.cumsum(np.sort(vol[idx]))
     drop = max(m - 2, 0)
+    tabled, bits = len(G3_first), 0                   # the chain table's subsets: of the first ``bits``
+    while (1 << bits) < tabled:                       # requests; the others are dropped first
+        bits += 1
+    outside = idx >= bits
     gone = np.empty((2, drop), dtype=np.int64)
-    gone[0] = np.argsort(o[idx], kind="mergesort")[:drop]
-    gone[1] = np.argsort(p[idx], kind="mergesort")[:drop]
+    gone[0] = np.argsort(np.where(outside, 0, o[idx]), kind="mergesort")[:drop]
+    gone[1] = np.argsort(np.where(outside, 0, p[idx]), kind="mergesort")[:drop]
     rows = max(m - 1, 0)
     first_G = np.empty((2 * rows, m), dtype=np.int64)
     size3 = np.empty(2 * rows, dtype=np.int64)
@@ -377,7 +388,8 @@ def waiting_parts(W, o, p, vol, G3_first):
             if r > 0:
                 U -= 1 << idx[gone[order, r - 1]]
             for y in range(m):
-                first_G[order * rows + r, y] = G3_first[U, idx[y]]
+                # a subset with requests outside the table: no chain (a value below every other row's)
+                first_G[order * rows + r, y] = G3_first[U, idx[y]] if U < tabled else -BIG
             size3[order * rows + r] = 3 * (m - r)
     return idx, o[idx], V, first_G, size3, gone
 
