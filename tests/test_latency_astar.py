@@ -363,7 +363,7 @@ def test_age_layout_keys_are_distinct_for_distinct_running_sets():
 
 
 def test_refused_beyond_its_size_with_the_reason():
-    """Above MAX_REQUESTS the chain table, above 4 words of ages the key: an InputError naming the limit and the
+    """Above MAX_REQUESTS the cache of waiting sets, above 4 words of ages the key: an InputError naming the limit and the
     scalable alternative, before anything is built."""
     wide = parse_instance({"name": "wide", "memory": 10, "requests": {
         "arrival": [0] * (MAX_REQUESTS + 1), "prompt": [1] * (MAX_REQUESTS + 1), "output": [2] * (MAX_REQUESTS + 1)}})
@@ -391,6 +391,55 @@ def test_eighteen_requests_proven_in_any_order():
         assert found.status == "optimal" and found.objective == 392 == found.bound
         ver = verify(inst, schedule_from_starts(inst, found.starts))
         assert ver.feasible and ver.metrics["total_latency"] == 392
+
+
+def test_search_beyond_its_chain_table_equals_brute_force(solved, monkeypatch):
+    """With the chain table cut to 2 requests (``TABLE_REQUESTS``, as beyond 20 requests at its real value), the
+    search runs on the instance in :func:`table_order` and still returns OPT with its starts in the caller's
+    order (verified), with (P) on 2 requests or without, and its early-stop bounds stay below OPT."""
+    monkeypatch.setattr(latency_astar, "TABLE_REQUESTS", 2)
+    moved = 0
+    for seed, inst, opt in solved:
+        order = latency_astar.table_order(inst)
+        moved += order is not None and (order != np.arange(inst.n)).any()
+        for size in (0, 2):
+            found = astar_search(inst, pattern_size=size, plain_seconds=None)
+            assert found.status == "optimal" and found.objective == opt == found.bound, (seed, size)
+            ver = verify(inst, schedule_from_starts(inst, found.starts))
+            assert ver.feasible and ver.metrics["total_latency"] == opt, (seed, size)
+            assert astar_search(inst, pattern_size=size, max_states=3, plain_seconds=None).bound <= opt, (seed, size)
+        b = bounds_of(inst)
+        assert b.tabled == min(inst.n, 2) and b.G3_first.shape == (1 << b.tabled, inst.n)
+    assert moved >= 20                      # the permutation was exercised
+
+
+def test_table_order_keeps_the_longest_outputs_first():
+    inst = parse_instance({"name": "five", "memory": 50, "requests": {
+        "arrival": [0] * 5, "prompt": [1] * 5, "output": [3, 9, 1, 9, 5]}})
+    assert latency_astar.table_order(inst) is None                  # 5 <= TABLE_REQUESTS: no change
+    latency_astar.TABLE_REQUESTS, keep = 3, latency_astar.TABLE_REQUESTS
+    try:
+        assert latency_astar.table_order(inst).tolist() == [1, 3, 4, 0, 2]
+    finally:
+        latency_astar.TABLE_REQUESTS = keep
+
+
+def test_twenty_two_requests_beyond_the_table():
+    """22 requests, more than the chain table covers: the 18 of ``test_eighteen_requests_proven_in_any_order``
+    (OPT 392) and four short ones that arrive after all of those can have finished and fit together, so OPT =
+    392 + their outputs. The search proves it, and its schedule passes the verifier."""
+    rng = np.random.default_rng(0)
+    kinds = [(int(rng.integers(1, 4)), int(rng.integers(1, 20))) for _ in range(3)]
+    M = int(max(s + o for s, o in kinds) + rng.integers(2, 12))
+    arrival = sorted(int(v) for v in rng.integers(0, 4, 18))
+    requests = [(arrival[i], *kinds[i % 3]) for i in range(18)] + [(400, 1, 1), (400, 1, 2), (401, 1, 1), (403, 2, 1)]
+    inst = parse_instance({"name": "kinds22", "memory": M, "requests": {
+        key: [r[x] for r in requests] for x, key in enumerate(("arrival", "prompt", "output"))}})
+    assert M >= 2 + 3 + 2 + 3 and inst.n > latency_astar.TABLE_REQUESTS
+    found = astar_search(inst, deadline=time.perf_counter() + 120)
+    assert found.status == "optimal" and found.objective == 392 + 5 == found.bound
+    ver = verify(inst, schedule_from_starts(inst, found.starts))
+    assert ver.feasible and ver.metrics["total_latency"] == 397
 
 
 def test_ten_requests_proven():

@@ -3,8 +3,9 @@
 The time-indexed IP grows with the horizon and its LP relaxation smooths the memory ramps away; the
 completion-time relaxations (:mod:`lpbench.formulations.completion`) are strong but CP-SAT proves them
 slowly. This module searches the schedules themselves, round by round, and prunes with lower bounds
-built from the same lemmas and from exact optima of subsets. It proves small instances (up to 20 requests)
-and, stopped early, still returns a certified lower bound.
+built from the same lemmas and from exact optima of subsets. It proves small instances (up to 20 requests
+within a minute, and some paper-size draws of 25-28 requests in a few minutes) and, stopped early, still
+returns a certified lower bound.
 
 **States.** At time t (before the starts of round t+1 are chosen) the future depends only on W, the
 requests not yet started, and A, the running requests with their ages α_i = t − k_i ∈ [1, o_i − 1]
@@ -74,10 +75,14 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   and Σ_l c_l·δ_l >= Σ_l c_l·w(π(l−1), π(l)) + Σ_triples B (the shares add up to c_l, and each share
   is at least its weight times w). The least such chain over S that starts with h, j is tabulated once
   over all subsets, in thirds: 3·G(S, h, j) = 3(|S| − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(|S| − 1, h, j, k)
-  + 3·G(S − h, j, k)) (2^n·n² entries, so at most ``MAX_REQUESTS`` requests; larger instances are
-  refused before the search); (L) = min_{h,j} (m·c_h + G(W, h, j)), and min_j c_j when m = 1.
+  + 3·G(S − h, j, k)) (2^n·n² entries, so over at most ``TABLE_REQUESTS`` requests; instances above
+  ``MAX_REQUESTS`` are refused before the search); (L) = min_{h,j} (m·c_h + G(W, h, j)), and min_j c_j
+  when m = 1.
   The chain charges only its first completion its c, so one short request makes it weak; (L) is
   taken over subsets U ⊆ W, each request left out counted at its own c_j (:meth:`_Bounds.chain`).
+  *Beyond 20 requests* the table covers only the ``TABLE_REQUESTS`` of longest output (placed first by
+  :func:`table_order`), and U ranges over subsets of W within them: the others are always left out, at their
+  own c_j. Valid by the same argument (any U ⊆ W); up to 20 requests nothing changes.
 
 * (P) *patterns* (additive pattern databases, as in heuristic search): the optimum of every subset S of the
   ``pattern_size`` requests of largest peak, G1, alone and all arrived, is tabulated before the search
@@ -120,18 +125,21 @@ from ..cores import both_cores
 from ..errors import InputError
 from ..interrupt import REQUESTED, expired
 from ..semantics import SLOT
+from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
 from .compiled import compiled
 from .completion import pair_separation, triple_bonus
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
-#: the chain table G has 2^n·n² entries of 4 bytes (67 MB at 16 requests, 1.7 GB at 20, built in 0.1 and 6 s;
-#: scratch timing), and the moves of one round are the memory-feasible subsets of the waiting requests: beyond
-#: this size the search is refused (keep ``LatencyIP.astar_max_requests`` at most this)
-MAX_REQUESTS = 20
-#: the chain table (L) covers the first this many requests
+#: the chain table G has 2^m·m² entries of 4 bytes for the m requests it covers (67 MB at 16 requests, 1.7 GB at
+#: 20, built in 0.1 and 6 s; scratch timing): it covers at most this many, the requests of longest output
+#: (:func:`table_order`)
 TABLE_REQUESTS = 20
+#: the search is refused above this many requests: each waiting set's slot in its cache is an entry of a 2^n
+#: array (4 bytes each, zeroed lazily by the system: 1 GiB of address space at 28 requests). Keep
+#: ``LatencyIP.astar_max_requests`` at most this
+MAX_REQUESTS = 28
 #: stop (with a certified bound) after this many distinct states: about 0.4 KB each with the compiled search
 #: (0.75 GB of peak RSS at 2.0 M states, the first 14 requests of jaillet-model1 draw 1; scratch measurement
 #: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach; (P)'s cache of the rest bound
@@ -223,8 +231,9 @@ class _Bounds:
         self.a_last = max(a)
         self.layout = age_layout(o)
         self.new_caches()
-        # (P): the optima of subsets, and the nested sets G1 it is applied with, filled by build_patterns
-        self.pattern, self.G1s = np.zeros(1 << n, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        # (P): the optima of subsets (of the first ``tabled`` requests: :func:`pattern_members`), and the nested
+        # sets G1 it is applied with, filled by build_patterns
+        self.pattern, self.G1s = np.zeros(1 << self.tabled, dtype=np.int64), np.zeros(0, dtype=np.int64)
         self.groups = np.zeros((0, 4), dtype=np.int64)   # (P)'s groups of copies (:func:`canonical_subset`)
 
     def new_caches(self) -> None:
@@ -232,7 +241,7 @@ class _Bounds:
         from .astar_containers import new_caches
 
         self.run_slot, self.run_parts, self.wait_parts, self.rest_h = new_caches()
-        self.wait_slot = np.full(1 << self.n, -1, dtype=np.int64)
+        self.wait_slot = np.zeros(1 << self.n, dtype=np.int32)   # slot + 1 of each waiting set, 0: none yet
         self.work = np.empty(2 * self.n, dtype=np.int64)   # h's scratch: the members' c, then sorted
 
     def with_own_caches(self) -> "_Bounds":
@@ -358,7 +367,9 @@ def waiting_parts(W, o, p, vol, G3_first):
     """The parts of h that depend on the waiting set W alone: its members idx (ascending), their o, the prefix
     sums V of their sorted volumes, and the chain's subsets: W less its r requests of least o, then of least p
     (stable order; r = 0..m − 2), as rows of first_G (3·min_j G[U_r, h, j] for the members h), size3 = 3|U_r|,
-    and gone (the members dropped in each order)."""
+    and gone (the members dropped in each order). Members outside the chain table (``G3_first`` covers the first
+    log2(len) requests: :func:`table_order`) are dropped first in both orders, and a row whose U_r still holds one
+    gets −BIG, below every other row (:func:`chain_bound` takes the largest)."""
     n = len(o)
     m = 0
     for j in range(n):
@@ -546,9 +557,10 @@ def canonical_subset(S, groups):
 @compiled(inline=True)
 def waiting_slot(W, o, p, vol, G3_first, wait_slot, wait_parts):
     """The waiting set W's parts (:func:`waiting_parts`, packed by :func:`pack_waiting`), computed on first use."""
-    x = wait_slot[W]
+    x = wait_slot[W] - 1
     if x < 0:
-        x = wait_slot[W] = len(wait_parts)
+        x = len(wait_parts)
+        wait_slot[W] = x + 1
         wait_parts.append(pack_waiting(*waiting_parts(W, o, p, vol, G3_first)))
     return wait_parts[x]
 
@@ -647,7 +659,7 @@ def chain_bound(c, part):
 def refuse_if_too_large(inst) -> None:
     if inst.n > MAX_REQUESTS:
         raise InputError(f"--formulation: 'latency-astar' searches instances of at most {MAX_REQUESTS} requests "
-                         f"(its chain table has 2^n·n² entries); {inst.name} has {inst.n}; "
+                         f"(its cache of waiting sets has 2^n entries); {inst.name} has {inst.n}; "
                          f"{LatencyIP.scalable_alternative}")
     bits, per = age_layout(inst.output)
     if inst.n > AGE_WORDS * per:
@@ -1078,8 +1090,25 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     (:func:`pattern_copies`; default ``COPY_ROOM``) and ``pattern_levels`` the sizes of G1 it is applied at
     (default :func:`build_patterns`'); with a table to build, the search first runs ``plain_seconds`` without it
     (None: the table first). The search runs in :func:`_expand`, compiled, in slices of about
-    ``CHECK_SECONDS``."""
+    ``CHECK_SECONDS``. Above ``TABLE_REQUESTS`` requests the search runs on the instance in :func:`table_order`
+    and returns its starts in the caller's order."""
     refuse_if_too_large(inst)
+    args = (deadline, max_states, stop_when, pattern_size, pattern_levels, plain_seconds, copy_room)
+    order = table_order(inst)
+    if order is None:
+        return _search(inst, upper, upper_starts, *args)
+    upper_starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)[order]
+    found = _search(sub_instance(inst, order), upper, upper_starts, *args)
+    if found.starts is not None:
+        starts = np.empty_like(found.starts)
+        starts[order] = found.starts
+        found.starts = starts
+    return found
+
+
+def _search(inst, upper, upper_starts, deadline, max_states, stop_when, pattern_size, pattern_levels, plain_seconds,
+            copy_room) -> SearchResult:
+    """:func:`astar_search` on an instance whose chain table covers its first ``TABLE_REQUESTS`` requests."""
     t_enter = time.perf_counter()
     a, s, o = ([int(x) for x in v] for v in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
@@ -1115,6 +1144,19 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
                             float(found.bound), *counts)
     starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
     return SearchResult(found.status, None if upper is None else float(upper), starts, float(found.bound), *counts)
+
+
+def table_order(inst) -> np.ndarray | None:
+    """None up to ``TABLE_REQUESTS`` requests (the chain table covers them all); above, the order the search
+    uses: the ``TABLE_REQUESTS`` requests of longest output (ties: the higher index, as ``subset-bound``'s U,
+    :func:`~lpbench.formulations.chain.drop_orders`) in index order, then the others in index order."""
+    if inst.n <= TABLE_REQUESTS:
+        return None
+    from .chain import drop_orders
+
+    shortest_first = drop_orders(inst.prompt, inst.output)["shortest"]
+    tabled = np.sort(shortest_first[inst.n - TABLE_REQUESTS:])
+    return np.concatenate([tabled, np.sort(shortest_first[:inst.n - TABLE_REQUESTS])]).astype(np.int64)
 
 
 class _Found:
@@ -1167,8 +1209,9 @@ def default_pattern_size(n: int) -> int:
 
 def pattern_members(bounds, size: int) -> list[int]:
     """The ``size`` requests of largest peak p = s + o (then longest o, then lowest index), in that order: the
-    ones whose interactions the chain and the volume see least well."""
-    return sorted(range(bounds.n), key=lambda j: (-bounds.p_arr[j], -bounds.o_arr[j], j))[:size]
+    ones whose interactions the chain and the volume see least well. Only requests of the chain table are
+    candidates (all of them up to ``TABLE_REQUESTS`` requests), so that (P)'s table is indexed by its subsets."""
+    return sorted(range(bounds.tabled), key=lambda j: (-bounds.p_arr[j], -bounds.o_arr[j], j))[:size]
 
 
 def pattern_copies(bounds, members, room: int, groups: int | None = None) -> list[list[int]]:
@@ -1180,7 +1223,7 @@ def pattern_copies(bounds, members, room: int, groups: int | None = None) -> lis
     Σ_group size·vol(its least s, its least o) is largest with 2 or more in each, when that beats one group by
     ``SPLIT_GAIN``."""
     groups = COPY_GROUPS if groups is None else groups
-    others = sorted(set(range(bounds.n)) - set(members), key=lambda j: (-bounds.o_arr[j], -bounds.s_arr[j], j))
+    others = sorted(set(range(bounds.tabled)) - set(members), key=lambda j: (-bounds.o_arr[j], -bounds.s_arr[j], j))
 
     def volume(group) -> int:
         s_min = min(int(bounds.s_arr[j]) for j in group)

@@ -14,7 +14,7 @@ LB(OPT(R)) is the same search on R, by the same argument (R's requests too form 
 most ``REST_SHARE`` of the time and only where R's whole chain table fits in it.
 
 **U.** The m requests left when ``chain-bound``'s "shortest" order drops the n − m of shortest output (ties by
-index), m the largest size up to ``latency_astar.MAX_REQUESTS`` whose chain table (2^m·m² entries,
+index), m the largest size up to ``latency_astar.TABLE_REQUESTS`` whose chain table (2^m·m² entries,
 ``TABLE_SECONDS_PER_ENTRY``) takes at most ``TABLE_SHARE`` of the time left; the table cannot be stopped once
 begun. Where the chain is strong (a chain of 25 or more requests) the search over 20 of them gives less, and the
 larger bound is kept: on 12 jaillet-model2 draws of 25-39 requests, 20 s each, the subset bound was higher than
@@ -31,7 +31,7 @@ from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
 from .chain import drop_orders
-from .latency_astar import MAX_REQUESTS, astar_search, kernels_ready
+from .latency_astar import TABLE_REQUESTS, astar_search, kernels_ready
 from .latency_ip import starts_from_schedule
 from .volume import VolumeBound, bound_alone
 
@@ -49,9 +49,9 @@ REST_SHARE = 0.1
 
 
 def subset_size(n: int, seconds: float, least: int = MIN_MEMBERS) -> int:
-    """The largest m <= min(n, MAX_REQUESTS) whose chain table fits ``TABLE_SHARE`` of ``seconds``; 0 if that is
+    """The largest m <= min(n, TABLE_REQUESTS) whose chain table fits ``TABLE_SHARE`` of ``seconds``; 0 if that is
     fewer than ``least`` (or n) requests."""
-    for m in range(min(n, MAX_REQUESTS), min(least, n) - 1, -1):
+    for m in range(min(n, TABLE_REQUESTS), min(least, n) - 1, -1):
         if (1 << m) * m * m * TABLE_SECONDS_PER_ENTRY <= TABLE_SHARE * seconds:
             return m
     return 0
