@@ -58,6 +58,9 @@ ap.add_argument("--chain-share", type=float,
 ap.add_argument("--subset-max-requests", type=int,
                 help="run subset-bound after the chain on up to this many requests (default: "
                      "LatencyIP.subset_max_requests; 0: off)")
+ap.add_argument("--full-search-max-requests", type=int,
+                help="run latency-astar on all the requests first in the certify step above 20 requests, up to this "
+                     "many (default: LatencyIP.full_search_max_requests; 0: off)")
 ap.add_argument("--delay-near", type=float,
                 help="the climbs beside make delay moves only after climbs that end within this fraction of the best "
                      "(default: slot_sgs.DELAY_NEAR; inf: after every climb, as before 760dd96)")
@@ -108,6 +111,11 @@ if args.no_search_beside:
     LatencyIP.beside_search = False
 if args.subset_max_requests is not None:
     LatencyIP.subset_max_requests = args.subset_max_requests
+if args.full_search_max_requests is not None:
+    if not 0 <= args.full_search_max_requests <= latency_astar.MAX_REQUESTS:
+        ap.error(f"--full-search-max-requests: {args.full_search_max_requests} is not a number of requests from 0 "
+                 f"to {latency_astar.MAX_REQUESTS} (latency-astar's limit)")
+    LatencyIP.full_search_max_requests = args.full_search_max_requests
 if args.no_relaxation or args.astar_max_requests is not None:
     LatencyIP.astar_max_requests = 0 if args.no_relaxation else args.astar_max_requests
     if args.no_relaxation:

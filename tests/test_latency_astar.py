@@ -363,8 +363,8 @@ def test_age_layout_keys_are_distinct_for_distinct_running_sets():
 
 
 def test_refused_beyond_its_size_with_the_reason():
-    """Above MAX_REQUESTS the cache of waiting sets, above 4 words of ages the key: an InputError naming the limit and the
-    scalable alternative, before anything is built."""
+    """Above MAX_REQUESTS the cache of waiting sets, above 4 words of ages the key: an InputError naming the limit
+    and the scalable alternative, before anything is built."""
     wide = parse_instance({"name": "wide", "memory": 10, "requests": {
         "arrival": [0] * (MAX_REQUESTS + 1), "prompt": [1] * (MAX_REQUESTS + 1), "output": [2] * (MAX_REQUESTS + 1)}})
     with pytest.raises(InputError, match=f"at most {MAX_REQUESTS} requests"):
@@ -424,10 +424,10 @@ def test_table_order_keeps_the_longest_outputs_first():
         latency_astar.TABLE_REQUESTS = keep
 
 
-def test_twenty_two_requests_beyond_the_table():
+def kinds22():
     """22 requests, more than the chain table covers: the 18 of ``test_eighteen_requests_proven_in_any_order``
     (OPT 392) and four short ones that arrive after all of those can have finished and fit together, so OPT =
-    392 + their outputs. The search proves it, and its schedule passes the verifier."""
+    392 + their outputs = 397."""
     rng = np.random.default_rng(0)
     kinds = [(int(rng.integers(1, 4)), int(rng.integers(1, 20))) for _ in range(3)]
     M = int(max(s + o for s, o in kinds) + rng.integers(2, 12))
@@ -436,10 +436,43 @@ def test_twenty_two_requests_beyond_the_table():
     inst = parse_instance({"name": "kinds22", "memory": M, "requests": {
         key: [r[x] for r in requests] for x, key in enumerate(("arrival", "prompt", "output"))}})
     assert M >= 2 + 3 + 2 + 3 and inst.n > latency_astar.TABLE_REQUESTS
+    return inst
+
+
+def test_twenty_two_requests_beyond_the_table():
+    """The search proves :func:`kinds22`'s optimum, and its schedule passes the verifier."""
+    inst = kinds22()
     found = astar_search(inst, deadline=time.perf_counter() + 120)
     assert found.status == "optimal" and found.objective == 392 + 5 == found.bound
     ver = verify(inst, schedule_from_starts(inst, found.starts))
     assert ver.feasible and ver.metrics["total_latency"] == 397
+
+
+def test_certify_step_searches_all_requests_above_the_table(monkeypatch):
+    """On 21 to ``full_search_max_requests`` requests the certify step runs the search on all of them first: it
+    proves :func:`kinds22`'s optimum (with a verified better schedule when the incumbent is worse); cut to a
+    vanishing share of the step, the search proves nothing and the chain and subset bounds follow, still <= OPT;
+    the step does not run it up to 20 requests or with the limit at 0."""
+    from lpbench.heuristics.slot_sgs import local_search
+    from lpbench.solvers import get_profile
+
+    inst = kinds22()
+    assert LatencyIP.runs_full_search(inst) and not LatencyIP.runs_full_search(jaillet_prefix(1, 20))
+    start, latency = local_search(inst, iterations=50, seed=0)[:2]
+    incumbent = schedule_from_starts(inst, start)
+    bound, source, message, better = LatencyIP.certify_bound(inst, float(latency), incumbent, get_profile("highs", 60),
+                                                             time.perf_counter() + 60)
+    assert source == "latency-astar" and bound == 397, (source, bound, message)
+    if latency > 397:
+        assert better[0] == "latency-astar" and verify(inst, better[1]).metrics["total_latency"] == 397
+    else:
+        assert better is None
+    monkeypatch.setattr(LatencyIP, "full_search_share", 1e-9)
+    bound, source, message, _ = LatencyIP.certify_bound(inst, float(latency), incumbent, get_profile("highs", 60),
+                                                        time.perf_counter() + 5)
+    assert bound <= 397 and source in ("chain-bound", "subset-bound", "latency-astar", "lagrange-bound"), source
+    monkeypatch.setattr(LatencyIP, "full_search_max_requests", 0)
+    assert not LatencyIP.runs_full_search(inst)
 
 
 def test_ten_requests_proven():

@@ -175,6 +175,13 @@ class LatencyIP(Formulation):
     #: after ``chain-bound``, on up to this many requests, ``subset-bound`` (the exact search on the 20 requests
     #: of longest output, the others by volume) gets the rest of the step; 0 turns it off
     subset_max_requests = 40
+    #: above ``astar_max_requests`` and up to this many requests (at most ``latency_astar.MAX_REQUESTS``; 0 turns
+    #: it off), the search ``latency-astar`` on all the requests runs first, for ``full_search_share`` of the step;
+    #: what it does not prove, chain-bound and subset-bound bound with the rest. On the 22 jaillet-model2 draws of
+    #: 21-28 requests at 60 s it proves 9 (none without it), median gap 2.29 -> 1.59 %, the LB lower on 7 by up to
+    #: 1.9 % (subset-bound's time halved; docs/seed004-certification.md, "Paper-size draws proven")
+    full_search_max_requests = 28
+    full_search_share = 0.5
 
     @classmethod
     def runs_chain(cls, inst) -> bool:
@@ -182,6 +189,15 @@ class LatencyIP(Formulation):
         from .chain import ChainBound
 
         return cls.astar_max_requests < inst.n <= min(cls.chain_max_requests, ChainBound.max_requests)
+
+    @classmethod
+    def runs_full_search(cls, inst) -> bool:
+        """Whether the certify step runs ``latency-astar`` on all the requests before the chain: above the chain
+        table's size (up to it, the exact portfolio searches) and above ``astar_max_requests``, within
+        ``full_search_max_requests``."""
+        from .latency_astar import TABLE_REQUESTS
+
+        return max(cls.astar_max_requests, TABLE_REQUESTS) < inst.n <= cls.full_search_max_requests
 
     @classmethod
     def certify_share(cls, inst) -> float | None:
@@ -200,7 +216,9 @@ class LatencyIP(Formulation):
         ``certify_max_requests`` requests the ``completion-cp`` relaxation (Lemmas 2-3 of
         :mod:`lpbench.formulations.completion`) after it, above that, when all requests arrive together,
         ``volume-chain-bound`` (Lemma 2 and Lemma 3's volume along one completion order,
-        :mod:`lpbench.formulations.volume_chain`) before it; on up to ``subset_max_requests`` requests
+        :mod:`lpbench.formulations.volume_chain`) before it; before all of these, on 21 to
+        ``full_search_max_requests`` requests, ``latency-astar`` on all of them for ``full_search_share`` of the
+        step (:meth:`full_search`); on up to ``subset_max_requests`` requests
         ``subset-bound`` (:mod:`lpbench.formulations.subset_bound`) after the chain, instead of completion-cp,
         unless volume-chain-bound runs (where all arrive together it is the stronger: 4,473 against 3,885 on the
         40-request jaillet-model1 draw 176, docs/seed004-certification.md).
@@ -239,6 +257,17 @@ class LatencyIP(Formulation):
             if portfolio[0] > found[0]:
                 return portfolio
             return (found[0], found[1], f"{found[2]}; the exact portfolio: {portfolio[2]}", portfolio[3])
+        if cls.runs_full_search(inst):
+            whole = cls.full_search(inst, incumbent, schedule, time.perf_counter() + cls.full_search_share * (
+                deadline - time.perf_counter()))
+            if whole is not None:
+                bound, source, message, better, proven = whole
+                if proven:
+                    return bound, source, message, better
+                if bound > found[0]:
+                    found = (bound, source, message, better)
+                elif better is not None:                 # a better schedule, carried to the step's result
+                    found = (*found[:3], better)
         if cls.runs_chain(inst):
             now = time.perf_counter()
             at = lambda share: now + share * (deadline - now)   # noqa: E731  (a share of the step left)
@@ -253,7 +282,7 @@ class LatencyIP(Formulation):
             for compute, args, name in bounds:      # each: (value, what gave it, or "volume-bound")
                 value, which = compute(*args)
                 if value > found[0]:
-                    found = (float(value), "volume-bound" if which == "volume-bound" else name, which, None)
+                    found = (float(value), "volume-bound" if which == "volume-bound" else name, which, found[3])
                 if found[0] >= incumbent:
                     return found
         left = deadline - time.perf_counter()
@@ -263,8 +292,29 @@ class LatencyIP(Formulation):
                                   seed=profile.seed)  # the exact solve's options belong to its own backend
             res = relax.build().solve(cpsat, schedule)
             if res.bound is not None and res.bound > found[0]:
-                return (float(res.bound), "completion-cp", res.message, None)
+                return (float(res.bound), "completion-cp", res.message, found[3])
         return found
+
+    @staticmethod
+    def full_search(inst, incumbent: float, schedule, deadline: float):
+        """``latency-astar`` on the whole instance until ``deadline``: (bound, "latency-astar", message, (name,
+        schedule better than the incumbent) or None, whether it proved the optimum), or None where its kernels are
+        not compiled and there is no time to compile them. The bound is the optimum when the search completes,
+        else its certified least f."""
+        import time
+
+        from .latency_astar import astar_search, kernels_ready
+
+        if not kernels_ready(deadline - time.perf_counter()):
+            return None
+        res = astar_search(inst, incumbent, starts_from_schedule(inst, schedule), deadline=deadline)
+        better = None
+        if res.starts is not None and res.objective is not None and res.objective < incumbent:
+            better = ("latency-astar", schedule_from_starts(inst, res.starts))
+        proven = res.status == "optimal"
+        bound = res.objective if proven else res.bound
+        return (float(bound), "latency-astar", f"latency-astar on all {inst.n} requests: {res.status}", better,
+                proven)
 
     @staticmethod
     def search_portfolio(inst, incumbent: float, schedule, floor: float, profile, deadline: float):
