@@ -97,10 +97,10 @@ def test_climbs_beside_stop_when_asked_and_their_schedule_verifies():
 
 
 def test_solve_reports_the_search_beside_and_keeps_its_schedule_when_better():
-    """On 25 requests (where chain-bound and subset-bound run) the search beside runs until the end of the
-    solve; its schedule is verified, reported, and is the objective when it beats the others. (The exact solve is
-    CP-SAT's, which stops at its deadline; chosen when a HiGHS run abandoned at its deadline could abort the process
-    at exit, which interrupt.join_abandoned now prevents.)"""
+    """On 25 requests (where the certify step's search, chain-bound and subset-bound run) the search beside runs
+    until the end of the solve; its schedule is verified, reported, and is the objective when it beats the others.
+    (The exact solve is CP-SAT's, which stops at its deadline; chosen when a HiGHS run abandoned at its deadline
+    could abort the process at exit, which interrupt.join_abandoned now prevents.)"""
     rep = solve_instance(draw(), "latency-cp", "cpsat", 12, ["mc-sf"])
     beside = rep["search_beside"]
     assert beside is not None and beside["name"] == "local-search-beside" and beside["climbs"] > 0
