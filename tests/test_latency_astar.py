@@ -450,9 +450,10 @@ def test_twenty_two_requests_beyond_the_table():
 
 def test_certify_step_searches_all_requests_above_the_table(monkeypatch):
     """On 21 to ``full_search_max_requests`` requests the certify step runs the search on all of them first: it
-    proves :func:`kinds22`'s optimum (with a verified better schedule when the incumbent is worse); cut to a
-    vanishing share of the step, the search proves nothing and the chain and subset bounds follow, still <= OPT;
-    the step does not run it up to 20 requests or with the limit at 0."""
+    proves :func:`kinds22`'s optimum (with a verified better schedule when the incumbent is worse); with less than
+    ``full_search_min_seconds`` for it, or cut to a vanishing share of the step, the search proves nothing (or does
+    not run) and the chain and subset bounds follow, still <= OPT; the step does not run it up to 20 requests or
+    with the limit at 0."""
     from lpbench.heuristics.slot_sgs import local_search
     from lpbench.solvers import get_profile
 
@@ -467,10 +468,13 @@ def test_certify_step_searches_all_requests_above_the_table(monkeypatch):
         assert better[0] == "latency-astar" and verify(inst, better[1]).metrics["total_latency"] == 397
     else:
         assert better is None
-    monkeypatch.setattr(LatencyIP, "full_search_share", 1e-9)
-    bound, source, message, _ = LatencyIP.certify_bound(inst, float(latency), incumbent, get_profile("highs", 60),
-                                                        time.perf_counter() + 5)
-    assert bound <= 397 and source in ("chain-bound", "subset-bound", "latency-astar", "lagrange-bound"), source
+    for share, least in ((1.0, 100.0), (1e-9, 0.0)):    # too short for it, then a share that ends at once
+        monkeypatch.setattr(LatencyIP, "full_search_share", share)
+        monkeypatch.setattr(LatencyIP, "full_search_min_seconds", least)
+        bound, source, message, _ = LatencyIP.certify_bound(inst, float(latency), incumbent,
+                                                            get_profile("highs", 60), time.perf_counter() + 5)
+        assert bound <= 397 and source in ("chain-bound", "subset-bound", "latency-astar", "lagrange-bound"), source
+        assert least == 0.0 or source != "latency-astar"
     monkeypatch.setattr(LatencyIP, "full_search_max_requests", 0)
     assert not LatencyIP.runs_full_search(inst)
 

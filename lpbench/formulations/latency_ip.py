@@ -182,6 +182,9 @@ class LatencyIP(Formulation):
     #: 1.9 % (subset-bound's time halved; docs/seed004-certification.md, "Paper-size draws proven")
     full_search_max_requests = 28
     full_search_share = 0.5
+    #: but only when that share is at least this long: at 10 s (about 2 s of search) it proved none of the four
+    #: draws of 25-28 requests of the README's 100 and lowered the LB of three, by up to 3.4 %
+    full_search_min_seconds = 5.0
 
     @classmethod
     def runs_chain(cls, inst) -> bool:
@@ -218,7 +221,8 @@ class LatencyIP(Formulation):
         ``volume-chain-bound`` (Lemma 2 and Lemma 3's volume along one completion order,
         :mod:`lpbench.formulations.volume_chain`) before it; before all of these, on 21 to
         ``full_search_max_requests`` requests, ``latency-astar`` on all of them for ``full_search_share`` of the
-        step (:meth:`full_search`); on up to ``subset_max_requests`` requests
+        step when that is at least ``full_search_min_seconds`` (:meth:`full_search`); on up to
+        ``subset_max_requests`` requests
         ``subset-bound`` (:mod:`lpbench.formulations.subset_bound`) after the chain, instead of completion-cp,
         unless volume-chain-bound runs (where all arrive together it is the stronger: 4,473 against 3,885 on the
         40-request jaillet-model1 draw 176, docs/seed004-certification.md).
@@ -257,9 +261,9 @@ class LatencyIP(Formulation):
             if portfolio[0] > found[0]:
                 return portfolio
             return (found[0], found[1], f"{found[2]}; the exact portfolio: {portfolio[2]}", portfolio[3])
-        if cls.runs_full_search(inst):
-            whole = cls.full_search(inst, incumbent, schedule, time.perf_counter() + cls.full_search_share * (
-                deadline - time.perf_counter()))
+        seconds = cls.full_search_share * (deadline - time.perf_counter())
+        if cls.runs_full_search(inst) and seconds >= cls.full_search_min_seconds:
+            whole = cls.full_search(inst, incumbent, schedule, time.perf_counter() + seconds)
             if whole is not None:
                 bound, source, message, better, proven = whole
                 if proven:
