@@ -375,18 +375,29 @@ def test_refused_beyond_its_size_with_the_reason():
         astar_search(long)
 
 
-def test_eighteen_requests_proven_in_any_order():
-    """Beyond 16 requests (ids 16 and 17 in the second age word): 18 requests of three kinds, OPT = 392, the value
-    ``latency-event`` on CP-SAT proves in 19 s (scratch run). The search proves it with the requests in the
-    given order and reversed (other requests in the second word), and its schedules pass the verifier."""
+def kinds_instance(name, memory, requests):
+    """An instance of (arrival, prompt, output) triples."""
+    return parse_instance({"name": name, "memory": memory, "requests": {
+        key: [r[x] for r in requests] for x, key in enumerate(("arrival", "prompt", "output"))}})
+
+
+def kinds18():
+    """18 requests of three kinds (arrival, prompt, output) and the memory: OPT = 392, the value ``latency-event``
+    on CP-SAT proves in 19 s (scratch run)."""
     rng = np.random.default_rng(0)
     kinds = [(int(rng.integers(1, 4)), int(rng.integers(1, 20))) for _ in range(3)]
     M = int(max(s + o for s, o in kinds) + rng.integers(2, 12))
     arrival = sorted(int(v) for v in rng.integers(0, 4, 18))
+    return [(arrival[i], *kinds[i % 3]) for i in range(18)], M
+
+
+def test_eighteen_requests_proven_in_any_order():
+    """Beyond 16 requests (ids 16 and 17 in the second age word): :func:`kinds18`, OPT = 392. The search proves it
+    with the requests in the given order and reversed (other requests in the second word), and its schedules pass
+    the verifier."""
+    requests, M = kinds18()
     for order in (slice(None), slice(None, None, -1)):
-        requests = [(arrival[i], *kinds[i % 3]) for i in range(18)][order]
-        inst = parse_instance({"name": "kinds18", "memory": M, "requests": {
-            key: [r[x] for r in requests] for x, key in enumerate(("arrival", "prompt", "output"))}})
+        inst = kinds_instance("kinds18", M, requests[order])
         found = astar_search(inst, deadline=time.perf_counter() + 60)
         assert found.status == "optimal" and found.objective == 392 == found.bound
         ver = verify(inst, schedule_from_starts(inst, found.starts))
@@ -413,28 +424,19 @@ def test_search_beyond_its_chain_table_equals_brute_force(solved, monkeypatch):
     assert moved >= 20                      # the permutation was exercised
 
 
-def test_table_order_keeps_the_longest_outputs_first():
+def test_table_order_keeps_the_longest_outputs_first(monkeypatch):
     inst = parse_instance({"name": "five", "memory": 50, "requests": {
         "arrival": [0] * 5, "prompt": [1] * 5, "output": [3, 9, 1, 9, 5]}})
     assert latency_astar.table_order(inst) is None                  # 5 <= TABLE_REQUESTS: no change
-    latency_astar.TABLE_REQUESTS, keep = 3, latency_astar.TABLE_REQUESTS
-    try:
-        assert latency_astar.table_order(inst).tolist() == [1, 3, 4, 0, 2]
-    finally:
-        latency_astar.TABLE_REQUESTS = keep
+    monkeypatch.setattr(latency_astar, "TABLE_REQUESTS", 3)
+    assert latency_astar.table_order(inst).tolist() == [1, 3, 4, 0, 2]
 
 
 def kinds22():
-    """22 requests, more than the chain table covers: the 18 of ``test_eighteen_requests_proven_in_any_order``
-    (OPT 392) and four short ones that arrive after all of those can have finished and fit together, so OPT =
-    392 + their outputs = 397."""
-    rng = np.random.default_rng(0)
-    kinds = [(int(rng.integers(1, 4)), int(rng.integers(1, 20))) for _ in range(3)]
-    M = int(max(s + o for s, o in kinds) + rng.integers(2, 12))
-    arrival = sorted(int(v) for v in rng.integers(0, 4, 18))
-    requests = [(arrival[i], *kinds[i % 3]) for i in range(18)] + [(400, 1, 1), (400, 1, 2), (401, 1, 1), (403, 2, 1)]
-    inst = parse_instance({"name": "kinds22", "memory": M, "requests": {
-        key: [r[x] for r in requests] for x, key in enumerate(("arrival", "prompt", "output"))}})
+    """22 requests, more than the chain table covers: :func:`kinds18` (OPT 392) and four short ones that arrive
+    after all of those can have finished and fit together, so OPT = 392 + their outputs = 397."""
+    requests, M = kinds18()
+    inst = kinds_instance("kinds22", M, requests + [(400, 1, 1), (400, 1, 2), (401, 1, 1), (403, 2, 1)])
     assert M >= 2 + 3 + 2 + 3 and inst.n > latency_astar.TABLE_REQUESTS
     return inst
 
