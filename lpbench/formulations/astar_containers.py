@@ -21,10 +21,10 @@ _REST = types.UniTuple(types.int64, 3)
 @njit(cache=True)
 def new_caches():
     """The bound's caches: running sets (packed ages -> slot; by slot, one array of Σ remaining, e and the prefix
-    sums of U: ``latency_astar.pack_running``), waiting sets' parts by slot (one array each:
-    ``latency_astar.pack_waiting``), and the h of the rest of W beside (P) (``latency_astar.state_bound``)."""
-    return (Dict.empty(_AGES, types.int64), List.empty_list(types.int64[:]), List.empty_list(types.int64[:]),
-            Dict.empty(_REST, types.int64))
+    sums of U: ``latency_astar.pack_running``), waiting sets (bitmask -> slot) and their parts by slot (one array
+    each: ``latency_astar.pack_waiting``), and the h of the rest of W beside (P) (``latency_astar.state_bound``)."""
+    return (Dict.empty(_AGES, types.int64), List.empty_list(types.int64[:]), Dict.empty(types.int64, types.int64),
+            List.empty_list(types.int64[:]), Dict.empty(_REST, types.int64))
 
 
 @compiled   # njit, with heap_push, add_row and remember compiled in

@@ -136,10 +136,12 @@ from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, start
 #: 20, built in 0.1 and 6 s; scratch timing): it covers at most this many, the requests of longest output
 #: (:func:`table_order`)
 TABLE_REQUESTS = 20
-#: the search is refused above this many requests: each waiting set's slot in its cache is an entry of a 2^n
-#: array (4 bytes each, zeroed lazily by the system: 1 GiB of address space at 28 requests). Keep
-#: ``LatencyIP.astar_max_requests`` at most this
-MAX_REQUESTS = 28
+#: the search is refused above this many requests: the state keys pack the running requests' ages in
+#: ``AGE_WORDS`` words, ten ages a word for outputs below 64 (the paper's), so 40 (:func:`refuse_if_too_large`
+#: refuses sooner for longer outputs). Waiting sets are cached in a hash table (a 2^n array up to 28 requests, until
+#: 2026-11-29: about as fast, 27.1 against 28.1 s on the first 18 requests of jaillet-model2 draw 5, the same states).
+#: Keep ``LatencyIP.astar_max_requests`` at most this
+MAX_REQUESTS = 40
 #: stop (with a certified bound) after this many distinct states: about 0.4 KB each with the compiled search
 #: (0.75 GB of peak RSS at 2.0 M states, the first 14 requests of jaillet-model1 draw 1; scratch measurement
 #: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach; (P)'s cache of the rest bound
@@ -240,8 +242,7 @@ class _Bounds:
         """Empty caches of the per-set parts of h, and h's scratch."""
         from .astar_containers import new_caches
 
-        self.run_slot, self.run_parts, self.wait_parts, self.rest_h = new_caches()
-        self.wait_slot = np.zeros(1 << self.n, dtype=np.int32)   # slot + 1 of each waiting set, 0: none yet
+        self.run_slot, self.run_parts, self.wait_slot, self.wait_parts, self.rest_h = new_caches()
         self.work = np.empty(2 * self.n, dtype=np.int64)   # h's scratch: the members' c, then sorted
 
     def with_own_caches(self) -> "_Bounds":
@@ -557,12 +558,11 @@ def canonical_subset(S, groups):
 @compiled(inline=True)
 def waiting_slot(W, o, p, vol, G3_first, wait_slot, wait_parts):
     """The waiting set W's parts (:func:`waiting_parts`, packed by :func:`pack_waiting`), computed on first use."""
-    x = wait_slot[W] - 1
-    if x < 0:
-        x = len(wait_parts)
-        wait_slot[W] = x + 1
-        wait_parts.append(pack_waiting(*waiting_parts(W, o, p, vol, G3_first)))
-    return wait_parts[x]
+    if W in wait_slot:
+        return wait_parts[wait_slot[W]]
+    wait_slot[W] = len(wait_parts)
+    wait_parts.append(pack_waiting(*waiting_parts(W, o, p, vol, G3_first)))
+    return wait_parts[-1]
 
 
 @compiled(inline=True)
@@ -659,7 +659,8 @@ def chain_bound(c, part):
 def refuse_if_too_large(inst) -> None:
     if inst.n > MAX_REQUESTS:
         raise InputError(f"--formulation: 'latency-astar' searches instances of at most {MAX_REQUESTS} requests "
-                         f"(its cache of waiting sets has 2^n entries); {inst.name} has {inst.n}; "
+                         f"(beyond them its bound, whose chain table covers {TABLE_REQUESTS}, is too weak to prove "
+                         f"optima); {inst.name} has {inst.n}; "
                          f"{LatencyIP.scalable_alternative}")
     bits, per = age_layout(inst.output)
     if inst.n > AGE_WORDS * per:
