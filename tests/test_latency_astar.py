@@ -363,8 +363,8 @@ def test_age_layout_keys_are_distinct_for_distinct_running_sets():
 
 
 def test_refused_beyond_its_size_with_the_reason():
-    """Above MAX_REQUESTS the cache of waiting sets, above 4 words of ages the key: an InputError naming the limit
-    and the scalable alternative, before anything is built."""
+    """Above MAX_REQUESTS, or above 4 words of ages in the key: an InputError naming the limit and the scalable
+    alternative, before anything is built."""
     wide = parse_instance({"name": "wide", "memory": 10, "requests": {
         "arrival": [0] * (MAX_REQUESTS + 1), "prompt": [1] * (MAX_REQUESTS + 1), "output": [2] * (MAX_REQUESTS + 1)}})
     with pytest.raises(InputError, match=f"at most {MAX_REQUESTS} requests"):
@@ -448,6 +448,20 @@ def test_twenty_two_requests_beyond_the_table():
     assert found.status == "optimal" and found.objective == 392 + 5 == found.bound
     ver = verify(inst, schedule_from_starts(inst, found.starts))
     assert ver.feasible and ver.metrics["total_latency"] == 397
+
+
+def test_thirty_two_requests_beyond_the_old_cache():
+    """32 requests (the cache of waiting sets was a 2^n array, refused above 28 until 801a29b): :func:`kinds18`
+    (OPT 392) and 14 short ones arriving every 3 rounds after all of those can have finished, each done before the
+    next arrives, so OPT = 392 + their outputs = 413. The search proves it; its schedule passes the verifier."""
+    requests, M = kinds18()
+    late = [(400 + 3 * i, 1, 1 + i % 2) for i in range(14)]
+    inst = kinds_instance("kinds32", M, requests + late)
+    assert inst.n == 32 and M >= 1 + 2
+    found = astar_search(inst, deadline=time.perf_counter() + 120)
+    assert found.status == "optimal" and found.objective == 392 + 21 == found.bound
+    ver = verify(inst, schedule_from_starts(inst, found.starts))
+    assert ver.feasible and ver.metrics["total_latency"] == 413
 
 
 def test_certify_step_searches_all_requests_above_the_table(monkeypatch):
