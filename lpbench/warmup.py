@@ -43,7 +43,7 @@ def _volume_chain_bound() -> None:
 
 #: (what, how): each step calls the kernels of one method on a small instance
 STEPS = (("local search (incumbent of latency-ip / latency-cp)", _local_search),
-         ("exact search (latency-astar, and the certify step on up to 28 requests)", _exact_search),
+         ("exact search (latency-astar, and the certify step on up to 40 requests)", _exact_search),
          ("chain-bound", _chain_bound),
          ("volume-chain-bound", _volume_chain_bound))
 
