@@ -138,8 +138,9 @@ from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, start
 TABLE_REQUESTS = 20
 #: the search is refused above this many requests: the state keys pack the running requests' ages in
 #: ``AGE_WORDS`` words, ten ages a word for outputs below 64 (the paper's), so 40 (:func:`refuse_if_too_large`
-#: refuses sooner for longer outputs). Waiting sets are cached in a hash table (a 2^n array up to 28 requests, until
-#: 2026-11-29: about as fast, 27.1 against 28.1 s on the first 18 requests of jaillet-model2 draw 5, the same states).
+#: refuses sooner for longer outputs). Waiting sets are cached in a hash table, which cost the search little against
+#: the 2^n array it replaced (limited to 28 requests): 28.1 s against 27.1 s, the same states (first 18 requests of
+#: jaillet-model2 draw 5, UB = OPT + 1; docs/seed004-certification.md, "Beyond 28 requests").
 #: Keep ``LatencyIP.astar_max_requests`` at most this
 MAX_REQUESTS = 40
 #: stop (with a certified bound) after this many distinct states: about 0.4 KB each with the compiled search
