@@ -181,7 +181,8 @@ class LatencyIP(Formulation):
     #: 21-28 requests at 60 s it proves 9 (none without it), median gap 2.29 -> 1.59 %, the LB lower on 7 by up to
     #: 1.9 % (subset-bound's time halved; docs/seed004-certification.md, "Paper-size draws proven"). On the 9 of
     #: 32-40 requests of the README's 60 s runs it proves none, but its bound beats subset-bound's: median gap 14.0
-    #: -> 11.5 %, the LB higher on 4 (by up to 7.5 %), lower on 2 (by up to 1.6 %; the same doc, "Beyond 28 requests")
+    #: -> 11.5 %, the LB higher on 4 (by up to 7.5 %), lower on 2 (by up to 1.6 %); on the 22 of 29-33 requests
+    #: 10.6 -> 8.6 %, higher on 15 (up to 7.4 %), lower on 5 (up to 1.9 %; the same doc, "Beyond 28 requests")
     full_search_max_requests = 40
     full_search_share = 0.5
     #: but only when that share is at least this long: at 10 s (about 2 s of search) it proved none of the four
