@@ -216,7 +216,7 @@ def test_tables_over_fewer_requests_give_the_same_chains(monkeypatch):
 def test_certify_step_runs_the_chain_between_17_and_110_requests(monkeypatch):
     """On a 24-request prefix the certify step of latency-ip calls chain-bound, and the reported bound is at
     least its value (the step's bound is the solver's floor) and at most the best verified schedule. (The step's
-    search on all requests, which comes first on 21-28 requests, is turned off: with half of the step's 8 s gone to
+    search on all requests, which comes first on 21-40 requests, is turned off: with half of the step's 8 s gone to
     it, the chain did not rise above volume-bound in a CI run beside a second test suite.)"""
     import lpbench.formulations.chain as chain_module
     from lpbench.formulations.latency_ip import LatencyIP

@@ -441,27 +441,25 @@ def kinds22():
     return inst
 
 
-def test_twenty_two_requests_beyond_the_table():
-    """The search proves :func:`kinds22`'s optimum, and its schedule passes the verifier."""
-    inst = kinds22()
-    found = astar_search(inst, deadline=time.perf_counter() + 120)
-    assert found.status == "optimal" and found.objective == 392 + 5 == found.bound
-    ver = verify(inst, schedule_from_starts(inst, found.starts))
-    assert ver.feasible and ver.metrics["total_latency"] == 397
-
-
-def test_thirty_two_requests_beyond_the_old_cache():
-    """32 requests (the cache of waiting sets was a 2^n array, refused above 28 until 801a29b): :func:`kinds18`
-    (OPT 392) and 14 short ones arriving every 3 rounds after all of those can have finished, each done before the
-    next arrives, so OPT = 392 + their outputs = 413. The search proves it; its schedule passes the verifier."""
+def kinds32():
+    """32 requests (the cache of waiting sets was a 2^n array, refused above 28 until 801a29b): :func:`kinds18` (OPT
+    392) and 14 short ones arriving every 3 rounds after all of those can have finished, each done before the next
+    arrives, so OPT = 392 + their outputs = 413."""
     requests, M = kinds18()
-    late = [(400 + 3 * i, 1, 1 + i % 2) for i in range(14)]
-    inst = kinds_instance("kinds32", M, requests + late)
+    inst = kinds_instance("kinds32", M, requests + [(400 + 3 * i, 1, 1 + i % 2) for i in range(14)])
     assert inst.n == 32 and M >= 1 + 2
+    return inst
+
+
+@pytest.mark.parametrize("build, opt", [(kinds22, 392 + 5), (kinds32, 392 + 21)])
+def test_proven_beyond_the_table(build, opt):
+    """The search proves the optimum of :func:`kinds22` (397) and :func:`kinds32` (413), and its schedule passes the
+    verifier."""
+    inst = build()
     found = astar_search(inst, deadline=time.perf_counter() + 120)
-    assert found.status == "optimal" and found.objective == 392 + 21 == found.bound
+    assert found.status == "optimal" and found.objective == opt == found.bound
     ver = verify(inst, schedule_from_starts(inst, found.starts))
-    assert ver.feasible and ver.metrics["total_latency"] == 413
+    assert ver.feasible and ver.metrics["total_latency"] == opt
 
 
 def test_certify_step_searches_all_requests_above_the_table(monkeypatch):
