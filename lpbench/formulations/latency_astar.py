@@ -147,7 +147,9 @@ MAX_REQUESTS = 40
 #: (0.75 GB of peak RSS at 2.0 M states, the first 14 requests of jaillet-model1 draw 1; scratch measurement
 #: under /usr/bin/time), so 4.5 GB at the limit, which a 60 s search can reach; (P)'s cache of the rest bound
 #: (``rest_h``) adds up to about three entries per state (13 M for 4.7 M states on the first 17 requests of
-#: jaillet-model2 draw 5 with 11 members tabulated; scratch d1.py)
+#: jaillet-model2 draw 5 with 11 members tabulated; scratch d1.py). The bound's caches grow with n: 7.3 GB of peak
+#: RSS at the limit on jaillet-model2 draw 18 (31 requests, 600 B per state; docs/seed004-certification.md, "Tried on
+#: the search's bound")
 MAX_STATES = 12_000_000
 BIG = 1 << 40
 #: the f of the start state when it is pushed: its first pop computes its h at the search's one call of
