@@ -190,8 +190,10 @@ class LatencyIP(Formulation):
     #: requests at 60 s, 0.5 -> 0.75: median gap 8.27 -> 7.89 %, the LB higher on 18 (by up to 0.76 %), lower on
     #: one (0.22 %); on the 6 of 34-40 among the README's 60 s draws 12.52 -> 11.91 %, higher on 2 (by up to 0.81 %),
     #: lower on one (0.53 %, subset-bound's with less time) (docs/seed004-certification.md,
-    #: "The search's share above 28 requests"). Not measured up to 28 requests, where subset-bound still gives the
-    #: bound on 6 of the 22 draws (it gets the rest of the step), so 0.5 stays there
+    #: "The search's share above 28 requests"). At 10 s this share can reach full_search_min_seconds where half could
+    #: not: of the 9 draws of 32-40 requests among the README's 100 the search ran on one (k = 156: gap 15.4 -> 8.2 %),
+    #: the others within 0.23 %. Not measured up to 28 requests, where subset-bound still gives the bound on 6 of the
+    #: 22 draws (it gets the rest of the step), so 0.5 stays there
     full_search_longer_above = 28
     full_search_longer_share = 0.75
     #: but only when the search's share is at least this long: at 10 s (about 2 s of search) it proved none of the four
