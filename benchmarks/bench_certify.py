@@ -62,9 +62,7 @@ ap.add_argument("--full-search-max-requests", type=int,
                 help="run latency-astar on all the requests first in the certify step above 20 requests, up to this "
                      "many (default: LatencyIP.full_search_max_requests; 0: off)")
 ap.add_argument("--full-search-share", type=float,
-                help="share of the certify step left for that search, at every size (default: "
-                     "LatencyIP.full_search_share, and LatencyIP.full_search_longer_share above "
-                     "LatencyIP.full_search_longer_above requests)")
+                help="share of the certify step left for that search (default: LatencyIP.full_search_share)")
 ap.add_argument("--delay-near", type=float,
                 help="the climbs beside make delay moves only after climbs that end within this fraction of the best "
                      "(default: slot_sgs.DELAY_NEAR; inf: after every climb, as before 760dd96)")
@@ -123,7 +121,7 @@ if args.full_search_max_requests is not None:
 if args.full_search_share is not None:
     if not 0 < args.full_search_share < 1:
         ap.error(f"--full-search-share: {args.full_search_share} is not a share between 0 and 1 (exclusive)")
-    LatencyIP.full_search_share = LatencyIP.full_search_longer_share = args.full_search_share
+    LatencyIP.full_search_share = args.full_search_share
 if args.no_relaxation or args.astar_max_requests is not None:
     LatencyIP.astar_max_requests = 0 if args.no_relaxation else args.astar_max_requests
     if args.no_relaxation:

@@ -493,16 +493,6 @@ def test_certify_step_searches_all_requests_above_the_table(monkeypatch):
     assert not LatencyIP.runs_full_search(inst)
 
 
-def test_full_search_share_is_longer_above_28_requests(monkeypatch):
-    """The certify step gives the search on all the requests ``full_search_share`` of what is left up to
-    ``full_search_longer_above`` requests and ``full_search_longer_share`` above (22 and 32 requests here)."""
-    assert LatencyIP.full_search_longer_above == 28
-    assert LatencyIP.full_search_share_for(kinds22()) == LatencyIP.full_search_share == 0.5
-    assert LatencyIP.full_search_share_for(kinds32()) == LatencyIP.full_search_longer_share == 0.75
-    monkeypatch.setattr(LatencyIP, "full_search_longer_above", 32)
-    assert LatencyIP.full_search_share_for(kinds32()) == 0.5
-
-
 def test_ten_requests_proven():
     """Draw 1, first 10 requests: 549, the value CP-SAT's latency-cp proves (README n-ladder)."""
     found = astar_search(jaillet_prefix(1, 10))

@@ -184,20 +184,18 @@ class LatencyIP(Formulation):
     #: -> 11.5 %, the LB higher on 4 (by up to 7.5 %), lower on 2 (by up to 1.6 %); on the 22 of 29-33 requests
     #: 10.6 -> 8.6 %, higher on 15 (up to 7.4 %), lower on 5 (up to 1.9 %; the same doc, "Beyond 28 requests")
     full_search_max_requests = 40
-    full_search_share = 0.5
-    #: above this many requests the search gets ``full_search_longer_share`` instead: there it gives the step's
-    #: bound on most draws without proving them, and longer runs raise it. On the 22 jaillet-model2 draws of 29-33
-    #: requests at 60 s, 0.5 -> 0.75: median gap 8.27 -> 7.89 %, the LB higher on 18 (by up to 0.76 %), lower on
-    #: one (0.22 %); on the 6 of 34-40 among the README's 60 s draws 12.52 -> 11.91 %, higher on 2 (by up to 0.81 %),
-    #: lower on one (0.53 %, subset-bound's with less time) (docs/seed004-certification.md,
-    #: "The search's share above 28 requests"). At 10 s this share can reach full_search_min_seconds where half could
-    #: not: of the 9 draws of 32-40 requests among the README's 100 the search ran on one (k = 156: gap 15.4 -> 8.2 %),
-    #: the others within 0.23 %. Not measured up to 28 requests, where subset-bound still gives the bound on 6 of the
-    #: 22 draws (it gets the rest of the step), so 0.5 stays there
-    full_search_longer_above = 28
-    full_search_longer_share = 0.75
-    #: but only when the search's share is at least this long: at 10 s (about 2 s of search) it proved none of the four
-    #: draws of 25-28 requests of the README's 100 and lowered the LB of three, by up to 3.4 %
+    #: three quarters of the step (it was half: at every size before fc7323e, then up to 28 requests). Where it
+    #: proves nothing, its early-stop bound gives the step's bound on most draws and still rises with time. Runs back
+    #: to back at 60 s, 0.5 -> 0.75 (docs/seed004-certification.md, "The search's share"): on the 22 jaillet-model2
+    #: draws of 21-28 requests 9 -> 10 proven, median gap 1.37 -> 0.73 %, the LB higher on 8 and lower on 3 (by up to
+    #: 2.0 %, where subset-bound gives it and had less time); on the 22 of 29-33 requests 8.27 -> 7.89 %, higher on
+    #: 18 (by up to 0.76 %), lower on one (0.22 %); on the 6 of 34-40 among the README's 60 s draws 12.52 -> 11.91 %,
+    #: higher on 2, lower on one (0.53 %). At 10 s this share can reach full_search_min_seconds where half could not:
+    #: on the four draws of 25-28 requests of the README's 100 the gap fell on two (k = 112: 8.7 -> 1.6 %) and rose
+    #: on two (k = 80: 10.7 -> 15.3 %); on the 9 of 32-40 the search ran on one (k = 156: 15.4 -> 8.2 %)
+    full_search_share = 0.75
+    #: but only when the search's share is at least this long: at 10 s (about 2 s of search at half the step) it
+    #: proved none of the four draws of 25-28 requests of the README's 100 and lowered the LB of three, by up to 3.4 %
     full_search_min_seconds = 5.0
 
     @classmethod
@@ -206,12 +204,6 @@ class LatencyIP(Formulation):
         from .chain import ChainBound
 
         return cls.astar_max_requests < inst.n <= min(cls.chain_max_requests, ChainBound.max_requests)
-
-    @classmethod
-    def full_search_share_for(cls, inst) -> float:
-        """The share of the certify step left for the search on all the requests: ``full_search_share``, or
-        ``full_search_longer_share`` above ``full_search_longer_above`` requests."""
-        return cls.full_search_longer_share if inst.n > cls.full_search_longer_above else cls.full_search_share
 
     @classmethod
     def runs_full_search(cls, inst) -> bool:
@@ -241,7 +233,7 @@ class LatencyIP(Formulation):
         ``volume-chain-bound`` (Lemma 2 and Lemma 3's volume along one completion order,
         :mod:`lpbench.formulations.volume_chain`) before it; before all of these, on 21 to
         ``full_search_max_requests`` requests, ``latency-astar`` on all of them for ``full_search_share`` of the
-        step (``full_search_longer_share`` above ``full_search_longer_above`` requests) when that is at least
+        step when that is at least
         ``full_search_min_seconds`` (:meth:`full_search`); on up to
         ``subset_max_requests`` requests
         ``subset-bound`` (:mod:`lpbench.formulations.subset_bound`) after the chain, instead of completion-cp,
@@ -282,7 +274,7 @@ class LatencyIP(Formulation):
             if portfolio[0] > found[0]:
                 return portfolio
             return (found[0], found[1], f"{found[2]}; the exact portfolio: {portfolio[2]}", portfolio[3])
-        seconds = cls.full_search_share_for(inst) * (deadline - time.perf_counter())
+        seconds = cls.full_search_share * (deadline - time.perf_counter())
         if cls.runs_full_search(inst) and seconds >= cls.full_search_min_seconds:
             whole = cls.full_search(inst, incumbent, schedule, time.perf_counter() + seconds)
             if whole is not None:
