@@ -233,12 +233,10 @@ class LatencyIP(Formulation):
         ``volume-chain-bound`` (Lemma 2 and Lemma 3's volume along one completion order,
         :mod:`lpbench.formulations.volume_chain`) before it; before all of these, on 21 to
         ``full_search_max_requests`` requests, ``latency-astar`` on all of them for ``full_search_share`` of the
-        step when that is at least
-        ``full_search_min_seconds`` (:meth:`full_search`); on up to
-        ``subset_max_requests`` requests
-        ``subset-bound`` (:mod:`lpbench.formulations.subset_bound`) after the chain, instead of completion-cp,
-        unless volume-chain-bound runs (where all arrive together it is the stronger: 4,473 against 3,885 on the
-        40-request jaillet-model1 draw 176, docs/seed004-certification.md).
+        step when that is at least ``full_search_min_seconds`` (:meth:`full_search`); on up to
+        ``subset_max_requests`` requests ``subset-bound`` (:mod:`lpbench.formulations.subset_bound`) after the
+        chain, instead of completion-cp, unless volume-chain-bound runs (where all arrive together it is the
+        stronger: 4,473 against 3,885 on the 40-request jaillet-model1 draw 176, docs/seed004-certification.md).
         Lagrange gets a quarter of the step, at least ``LAGRANGE_MIN_SECONDS`` (about 400 steps at 50 requests),
         or just that before the portfolio. Of the rest, completion-cp or volume-chain-bound gets at most half (the
         latter stops when its ascent levels off: 1-3 s at 42-60 requests on 2 cores), the chain all that is left;
