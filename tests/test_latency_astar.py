@@ -8,9 +8,10 @@ import pytest
 
 from lpbench.errors import InputError
 from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
-                                               build_patterns, canonical_subset, dominated, group_rows, heap_pop,
-                                               heap_push, pack_ages, pattern_copies, pattern_members, remember,
-                                               running_arrays, running_as_copies, state_bound)
+                                               build_patterns, canonical_subset, copies_shorter, dominated,
+                                               group_rows, heap_pop, heap_push, pack_ages, pattern_copies,
+                                               pattern_members, remember, running_arrays, running_as_copies,
+                                               state_bound)
 from lpbench.formulations import latency_astar
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
@@ -598,22 +599,35 @@ def test_patterns_with_copies_are_the_optima_of_the_copied_subsets(solved):
 
 def test_pattern_bound_with_copies_admissible_along_optimal_schedules(solved):
     """With (P) over 2 members and the others as copies, g + h <= OPT at every state of an optimal schedule
-    (arrivals included)."""
-    states = 0
+    (arrivals included); on some of them with equality where the copies' requests in W end o_j − o* later than
+    their copies (:func:`copies_shorter` > 0), so a term one too large would show."""
+    states = tight = 0
     for seed, inst, opt in solved:
         if inst.n < 3:
             continue
         b, _, _ = copied_bounds(inst, 2)
         starts = astar_search(inst, pattern_size=0).starts
         for t, g, W, act in schedule_states(inst, starts):
-            assert g + b.h(W, act, t) <= opt, (seed, t)
+            h = b.h(W, act, t)
+            assert g + h <= opt, (seed, t)
             states += 1
-    assert states > 300
+            tight += g + h == opt and copies_shorter(W & b.G1s[0], b.groups, b.o_arr) > 0
+    assert states > 300 and tight > 10, (states, tight)
+
+
+def test_copies_shorter_by_hand():
+    """Σ (o_j − o*) over the members of S in each group of copies: groups {2, 3} with o* = 3 and {5} with o* = 1."""
+    groups = group_rows([([1 << 2, 1 << 3], 1, 3), ([1 << 5], 2, 1)])
+    o = np.array([9, 9, 7, 3, 9, 4])
+    assert copies_shorter(0b000011, groups, o) == 0          # members only
+    assert copies_shorter(0b000100, groups, o) == 4
+    assert copies_shorter(0b101111, groups, o) == 4 + 0 + 3
 
 
 def test_running_requests_taken_as_copies():
     """running_as_copies, worked by hand: a group of two copies (s*, o*) = (1, 3) at bits 2 and 3; a request
-    running at age α counts as a copy where s + α >= 1 and o − α >= 3, for at most the copies not waiting."""
+    running at age α counts as a copy where s + α >= 1 and o − α >= 3, for at most the copies not waiting, and
+    each costs its copy's o* = 3 rounds from t."""
     groups = group_rows([([1 << 2, 1 << 3], 1, 3)])
     s, o = np.array([2, 1, 1, 1, 5]), np.array([10, 4, 3, 3, 9])
     ids, ages = np.array([0, 1, 4]), np.array([2, 2, 1])     # rounds left 8, 2 (too few), 8
@@ -621,10 +635,10 @@ def test_running_requests_taken_as_copies():
     def taken(S, G1=0b11111, ids=ids, ages=ages):
         return running_as_copies(canonical_subset(S, groups), S, G1, groups, ids, ages, s, o)
 
-    assert taken(0) == (0b1100, 16)                  # both copies: requests 0 and 4
-    assert taken(0b1000) == (0b1100, 8)             # one copy waits: room for one
+    assert taken(0) == (0b1100, 6)                   # both copies: requests 0 and 4
+    assert taken(0b1000) == (0b1100, 3)             # one copy waits: room for one
     assert taken(0b1100) == (0b1100, 0)             # none left
-    assert taken(0, G1=0b10111) == (0b100, 8)       # G1 holds one copy only
+    assert taken(0, G1=0b10111) == (0b100, 3)       # G1 holds one copy only
     assert taken(0, ids=ids[1:2], ages=ages[1:2]) == (0, 0)
 
 
@@ -638,7 +652,7 @@ def test_running_copies_raise_h_on_random_states():
         b, _, _ = copied_bounds(inst, 4)
         plain = bounds_of(inst)
         plain.pattern[:], plain.G1s, plain.groups = b.pattern, b.G1s, b.groups.copy()
-        plain.groups[:, 2] = 1 << 40                 # o* beyond every remaining life: no running copy
+        plain.groups[:, 1] = 1 << 40                 # s* beyond every running footprint: no running copy
         for _ in range(300):
             act, W = random_state(b, rng)
             h, h_plain = b.h(W, act, 0), plain.h(W, act, 0)

@@ -96,14 +96,15 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   (first 17 requests of jaillet-model1 draw 1: each of its four mid-size others adds 48-70 to the 12 largest's
   optimum 913, four times its own o; scratch pairprobe.py, docs/seed004-certification.md). So a group of the
   others is tabulated too, each replaced by one lighter copy (s*, o*) = (least s, least o) of the group: a copy
-  fits wherever its request did and ends no later, so the entry of S ∪ {any c of the group} = OPT(S with c copies)
-  is still a lower bound (:func:`build_patterns`), and the copies being identical, the table grows by a factor of
+  fits wherever its request did and ends exactly o_j − o* rounds sooner (started when j starts), so Σ (C_j − t)
+  over S ∪ {any c of the group} is at least OPT(S with c copies), the entry, plus Σ (o_j − o*) over the c
+  (:func:`build_patterns`, :func:`copies_shorter`), and the copies being identical, the table grows by a factor of
   (group size + 1), not 2^(group size) (:func:`canonical_subset`). Root bound there: 1,056 without, 1,158 with
-  four copies beside the 12 largest (OPT 1,192; scratch cfg.py). A running request at age α is a request started
-  at t with prompt s + α and o − α outputs, so it too can take a copy's place where s* <= s + α and o* <= o − α
-  (:func:`running_as_copies`): then (P) also sees how the running requests delay the waiting ones (the table's
-  searches get faster by this too). By default (P) tabulates the 9 largest and up to 7 copies
-  (``PATTERN_MEMBERS``, ``COPY_ROOM``).
+  four copies beside the 12 largest (OPT 1,192; scratch cfg.py; before the o_j − o* term). A running request at
+  age α is a request started at t with prompt s + α and o − α outputs, so it too can take a copy's place where
+  s* <= s + α and o* <= o − α, the copy then costing o* from t (:func:`running_as_copies`): then (P) also sees
+  how the running requests delay the waiting ones (the table's searches get faster by this too). By default (P)
+  tabulates the 9 largest and up to 7 copies (``PATTERN_MEMBERS``, ``COPY_ROOM``).
 
 h = Σ_A (o_i − α_i) + max((V), (L), (P)) − Σ_{j∈W} max(0, a_j − t), (P) taken for G1 (and, when asked, for G1
 less its last members by peak: ``PATTERN_LEVELS``).
@@ -453,8 +454,9 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
     or a smaller bound that reaches ``enough`` (:func:`waiting_bound`); then (P), the pattern bound: with
     ``pattern[S]`` the optimum of S ⊆ G1 alone (:func:`build_patterns`, read at :func:`canonical_subset`; 0
     where not built) and δ the least start offset max(e_j, a_j − t) of the members of S = W ∩ G1, remaining +
-    max(pattern[S] + |S|·δ, pattern[S with running requests as copies] − their rounds left
-    (:func:`running_as_copies`)) − Σ_S forced waiting + h of W − G1 beside the running set. That last h
+    max(pattern[S] + |S|·δ, pattern[S with running requests as copies] − the copies' rounds o* from t
+    (:func:`running_as_copies`)) + Σ (o_j − o*) over the copies' requests in S (:func:`copies_shorter`) − Σ_S
+    forced waiting + h of W − G1 beside the running set. That last h
     depends only on the running set, W − G1 and t (t only while some request has not arrived), so it is cached
     in ``rest_h`` under (the running set's slot, W − G1, t or −1): on the first 15 requests of jaillet-model1
     draw 1 the search took 17.2 s instead of 21.2 s with it, the same 1.09 M states expanded (scratch script
@@ -492,9 +494,10 @@ def state_bound(enough, W, t, key, ids, ages, a, s, o, p, vol, M, span, a_last, 
                 delta = min(delta, max(run[1 + j], wait))
                 late += wait
                 size += 1
-        part = entry + size * delta - late if entry > 0 else -BIG
+        shorter = copies_shorter(S, groups, o)         # a copy ends o_j − o* rounds before its request
+        part = entry + size * delta - late + shorter if entry > 0 else -BIG
         if entry_run > 0:                             # with running requests as copies, from t
-            part = max(part, entry_run - late - run_used)
+            part = max(part, entry_run - late - run_used + shorter)
         rest = W & ~G1
         if rest == 0:
             h = max(h, remaining + part)
@@ -520,13 +523,30 @@ def popcount(x):
 
 
 @compiled(inline=True)
+def copies_shorter(S, groups, o):
+    """Σ (o_j − o*) over the members j of S tabulated as copies (``groups`` of :func:`canonical_subset`): the rounds by
+    which each copy, started when its request starts, ends sooner (:func:`build_patterns`)."""
+    total = 0
+    for g in range(len(groups)):
+        part, o_copy = S & groups[g, 0], groups[g, 2]
+        j = 0
+        while part != 0:
+            if part & 1:
+                total += o[j] - o_copy
+            part >>= 1
+            j += 1
+    return total
+
+
+@compiled(inline=True)
 def running_as_copies(key, S, G1, groups, ids, ages, s, o):
     """The table entry of S = W ∩ G1 (read at ``key`` = :func:`canonical_subset` of S) with running requests added as
-    copies, and the rounds those still run (0: none added). A request running at age α from round t on is a request
-    started at t with prompt s + α and o − α outputs (the same memory at every round), so where s* <= s + α and o*
-    <= o − α a copy (s*, o*) of its group replaces it (:func:`build_patterns`), while the group has copies of G1
-    left over: the schedule from t restricted to S and those requests, the copies put in their place, is one of the
-    entry's set from time 0, costing at most Σ_S (C_j − t) + their rounds still to run."""
+    copies, and the copies' rounds from t, Σ o* over them (0: none added). A request running at age α from round t
+    on is a request started at t with prompt s + α and o − α outputs (the same memory at every round), so where
+    s* <= s + α and o* <= o − α a copy (s*, o*) of its group replaces it (:func:`build_patterns`), while the group
+    has copies of G1 left over: the schedule from t restricted to S and those requests, the copies put in their
+    place (S's own copies' requests too, each ending o_j − o* sooner: :func:`copies_shorter`), is one of the
+    entry's set from time 0, costing Σ_S (C_j − t) − Σ_S's copies (o_j − o*) + those copies' o* each."""
     run_used, taken = 0, 0
     for g in range(len(groups)):
         mask, s_copy, o_copy = groups[g, 0], groups[g, 1], groups[g, 2]
@@ -538,7 +558,7 @@ def running_as_copies(key, S, G1, groups, ids, ages, s, o):
                     and s[i] + ages[x] >= s_copy and o[i] - ages[x] >= o_copy):
                 taken |= 1 << i
                 added += 1
-                run_used += o[i] - ages[x]
+                run_used += o_copy
         if added > 0:
             key = (key & ~mask) | groups[g, 3 + count + added]
     return key, run_used
@@ -1270,7 +1290,8 @@ def build_patterns(bounds, before, members, levels=None, deadline=None, stop_whe
     beside A alone, and memory is only heavier with more requests), so shifted by t + δ it is a schedule of S
     from time 0, and Σ_S (C_j − t) >= |S|·δ + OPT(S). A copy (s*, o*) of j is lighter: s* + d <= s_j + d at
     every round d <= o* <= o_j of j's life, so the same starts, with copies, stay feasible and every copy ends
-    no later than j (C* = k + o* <= C_j): OPT(S) >= OPT(S with copies) = the entry. The latency still to come
+    sooner than j by o_j − o* (C* = k + o*): Σ_S (C_j − t) >= |S|·δ + the entry (OPT of S with copies) + Σ over
+    S's copied requests of o_j − o* (:func:`copies_shorter`). The latency still to come
     splits by request, Σ_A (o_i − α_i) + Σ_S (C_j − t) + Σ_{W−G1} (C_j − t) − Σ_W forced waiting, and the part
     of W − G1 is bounded by h of W − G1 beside A (its running set as it is), so (P) is at most the cost still to
     come, like every other part of h."""
