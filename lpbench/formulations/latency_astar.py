@@ -546,7 +546,8 @@ def running_as_copies(key, S, G1, groups, ids, ages, s, o):
     s* <= s + α and o* <= o − α a copy (s*, o*) of its group replaces it (:func:`build_patterns`), while the group
     has copies of G1 left over: the schedule from t restricted to S and those requests, the copies put in their
     place (S's own copies' requests too, each ending o_j − o* sooner: :func:`copies_shorter`), is one of the
-    entry's set from time 0, costing Σ_S (C_j − t) − Σ_S's copies (o_j − o*) + those copies' o* each."""
+    entry's set from time 0, costing Σ_S (C_j − t) − Σ over S's copied requests (o_j − o*) + o* for each running
+    request taken."""
     run_used, taken = 0, 0
     for g in range(len(groups)):
         mask, s_copy, o_copy = groups[g, 0], groups[g, 1], groups[g, 2]
