@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.latency_astar import (MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
+from lpbench.formulations.latency_astar import (CHAIN_BIG, MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
                                                build_patterns, canonical_subset, copies_shorter, dominated,
                                                group_rows, heap_pop, heap_push, pack_ages, pattern_copies,
                                                pattern_members, remember, running_arrays, running_as_copies,
@@ -109,6 +109,36 @@ def test_chain_table_against_permutations():
             for h, j in itertools.permutations(members, 2):
                 rest = [k for k in members if k not in (h, j)]
                 assert G3[S, h, j] == min(chain_cost(b, B, [h, j, *p]) for p in itertools.permutations(rest))
+
+
+def reference_chain_table(w3, B, n):
+    """3·G[S, h, j] by its recursion over all subsets in increasing order, the whole table at once (plain Python)."""
+    G = np.full((1 << n, n, n), CHAIN_BIG, dtype=np.int64)
+    for S in range(1, 1 << n):
+        members = [j for j in range(n) if S >> j & 1]
+        for h, j in itertools.permutations(members, 2):
+            rest = [k for k in members if k not in (h, j)]
+            G[S, h, j] = w3[h, j] if not rest else min(
+                (len(members) - 1) * w3[h, j] + min(B[len(members) - 1, h, j, k] + G[S & ~(1 << h), j, k]
+                                                    for k in rest), CHAIN_BIG)
+    return G
+
+
+def test_chain_kernel_two_sizes_at_a_time_against_the_whole_table():
+    """chain_kernel keeps two sizes of subsets, indexed by rank and member positions: at 10 requests (ranks of every
+    size up to C(10, 5) = 252) its whole table and its row minima, all the search reads, equal the plain recursion;
+    requests beyond the table read CHAIN_BIG."""
+    rng = np.random.default_rng(11)
+    for _ in range(2):
+        b, _, _, _ = random_bounds(rng, 10, (8, 20), 3)
+        G = reference_chain_table(3 * np.array(b.w, dtype=np.int64), b.triple_bonus(), 10)
+        whole, first = b.chain_tables(whole=True)
+        assert (whole == G).all()
+        assert (first == G.min(axis=2)).all() and (b.G3_first == first).all()
+    b = _Bounds([0] * 4, [1, 2, 1, 2], [3, 2, 4, 1], 8)
+    b.tabled = 3
+    _, first = b.chain_tables()
+    assert first.shape == (8, 4) and (first[:, 3] == CHAIN_BIG).all() and (first[0b011, :2] < CHAIN_BIG).all()
 
 
 def test_triple_bonus_against_direct_minimum():

@@ -75,7 +75,8 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   and Σ_l c_l·δ_l >= Σ_l c_l·w(π(l−1), π(l)) + Σ_triples B (the shares add up to c_l, and each share
   is at least its weight times w). The least such chain over S that starts with h, j is tabulated once
   over all subsets, in thirds: 3·G(S, h, j) = 3(|S| − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(|S| − 1, h, j, k)
-  + 3·G(S − h, j, k)) (2^n·n² entries, so over at most ``TABLE_REQUESTS`` requests; instances above
+  + 3·G(S − h, j, k)) (2^n·n² entries, computed two sizes at a time, and 2^n·n row minima kept, so over at most
+  ``TABLE_REQUESTS`` requests; instances above
   ``MAX_REQUESTS`` are refused before the search); (L) = min_{h,j} (m·c_h + G(W, h, j)), and min_j c_j
   when m = 1.
   The chain charges only its first completion its c, so one short request makes it weak; (L) is
@@ -133,9 +134,11 @@ from .compiled import compiled
 from .completion import pair_separation, triple_bonus
 from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, starts_from_schedule
 
-#: the chain table G has 2^m·m² entries of 4 bytes for the m requests it covers (67 MB at 16 requests, 1.7 GB at
-#: 20, built in 0.1 and 6 s; scratch timing): it covers at most this many, the requests of longest output
-#: (:func:`table_order`)
+#: the chain table G has 2^m·m² entries for the m requests it covers, built two sizes of subsets at a time
+#: (:func:`chain_kernel`); the search keeps its row minima, 2^m·n entries of 8 bytes (168 MB at 20 requests). It is
+#: built in 2.2-2.5 s at 20 requests (peak RSS 0.48 GB), 4.2-4.8 s with the whole table held (2.05 GB) before
+#: (docs/seed004-certification.md, "The chain table two sizes at a time"), and each request more about doubles
+#: both: it covers at most this many, the requests of longest output (:func:`table_order`)
 TABLE_REQUESTS = 20
 #: the search is refused above this many requests: the state keys pack the running requests' ages in
 #: ``AGE_WORDS`` words, ten ages a word for outputs below 64 (the paper's), so 40 (:func:`refuse_if_too_large`
@@ -229,11 +232,10 @@ class _Bounds:
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
         self.vol_arr = self.s_arr * self.o_arr + self.o_arr * (self.o_arr + 1) // 2
-        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept: 1.7 GB at n = 20), over
-        # the first ``tabled`` requests (S ⊆ them; the columns of the others CHAIN_BIG)
+        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept), over the first
+        # ``tabled`` requests (S ⊆ them; the columns of the others CHAIN_BIG)
         self.tabled = min(n, TABLE_REQUESTS)
-        self.G3_first = np.full((1 << self.tabled, n), CHAIN_BIG, dtype=np.int64)
-        self.G3_first[:, :self.tabled] = self.chain_table().min(axis=2)
+        self.G3_first = self.chain_tables()[1]
         self.a_last = max(a)
         self.layout = age_layout(o)
         self.new_caches()
@@ -269,10 +271,19 @@ class _Bounds:
         return triple_bonus(self.p_arr[:k], self.o_arr[:k], np.array(self.w, dtype=np.int64)[:k, :k], self.M, k)
 
     def chain_table(self) -> np.ndarray:
-        """3·G[S, h, j] of (L) for every subset S (bitmask) and h ≠ j in S; CHAIN_BIG elsewhere
-        (:func:`chain_table_kernel`)."""
+        """3·G[S, h, j] of (L) for every subset S (bitmask) of the first ``tabled`` requests and h ≠ j in S;
+        CHAIN_BIG elsewhere (:meth:`chain_tables` with the whole table kept: 2^m·m² entries, for the tests)."""
+        return self.chain_tables(whole=True)[0]
+
+    def chain_tables(self, whole: bool = False) -> tuple[np.ndarray | None, np.ndarray]:
+        """What the search keeps of the chain table, 3·min_j G[S, h, j] for every S and request h (CHAIN_BIG for h
+        outside S, |S| = 1 and requests beyond ``tabled``), computed by :func:`chain_kernel`, which holds only two
+        sizes of subsets at a time; and, with ``whole``, the table itself (else None)."""
         k = self.tabled
-        return chain_table_kernel(3 * np.array(self.w, dtype=np.int64)[:k, :k], self.triple_bonus(), k)
+        first = np.full((1 << k, self.n), CHAIN_BIG, dtype=np.int64)
+        G = np.full((1 << k, k, k) if whole else (1, 1, 1), CHAIN_BIG, dtype=np.int32)
+        chain_kernel(3 * np.array(self.w, dtype=np.int64)[:k, :k], self.triple_bonus(), first, G)
+        return (G if whole else None), first
 
     def running(self, act):
         """(Σ remaining rounds, least start offset e_j of every request beside it, its memory U at rounds
@@ -301,37 +312,73 @@ class _Bounds:
 
 
 @compiled
-def chain_table_kernel(w3, B, n):
+def chain_kernel(w3, B, first, whole):
     """3·G[S, h, j] of (L) (module docstring) from 3·w (``w3``) and the bonuses 3·B[c, h, j, k]: G[{h, j}, h, j] =
     3w(h, j), and for |S| = m >= 3, 3·G(S, h, j) = 3(m − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(m − 1, h, j, k) +
-    3·G(S − h, j, k)), subsets in increasing order (S − h < S); CHAIN_BIG where h = j or either is not in S.
-    O(Σ_S |S|³): 0.1 s at 16 requests, against 1.05 s for the numpy loop over subsets it replaces (scratch timing)."""
-    G = np.full((1 << n, n, n), CHAIN_BIG, dtype=np.int32)
-    members = np.empty(n, dtype=np.int64)
-    for S in range(1, 1 << n):
-        m = 0
-        for j in range(n):
-            if S >> j & 1:
-                members[m] = j
-                m += 1
-        if m == 2:
-            h, j = members[0], members[1]
-            G[S, h, j], G[S, j, h] = w3[h, j], w3[j, h]
-            continue
-        for x in range(m):
-            h = members[x]
-            rest = S & ~(1 << h)
-            for y in range(m):
-                if y == x:
-                    continue
-                j = members[y]
-                best = np.int64(CHAIN_BIG)
-                for z in range(m):
-                    if z != x and z != y:
-                        k = members[z]
-                        best = min(best, B[m - 1, h, j, k] + G[rest, j, k])
-                G[S, h, j] = min((m - 1) * w3[h, j] + best, CHAIN_BIG)
-    return G
+    3·G(S − h, j, k)); writes ``first[S, h]`` = min_j G[S, h, j], all the search reads, and ``whole[S, h, j]``
+    when ``whole`` is the full table (shape (2^k, k, k); (1, 1, 1): not kept). The entries of size m depend only on
+    those of size m − 1, so sizes go in ascending order and only two are held, each subset's entries indexed by its
+    members' positions (m² per subset: 74 MB for the largest size of 20 requests, where the whole table takes 1.7
+    GB). Subsets of one size come in increasing order (Gosper's step), so the r-th is the one of rank r in the
+    combinatorial number system, rank(S) = Σ_i C(x_i, i + 1) over its members x_0 < x_1 < …, and S less its i-th
+    member has rank Σ_{i' < i} C(x_i', i' + 1) + Σ_{i' > i} C(x_i', i')."""
+    k = w3.shape[0]
+    binom = np.zeros((k + 1, k + 2), dtype=np.int64)
+    for a in range(k + 1):
+        binom[a, 0] = 1
+        for b in range(1, a + 1):
+            binom[a, b] = binom[a - 1, b - 1] + binom[a - 1, b]
+    keep = whole.shape[0] > 1
+    members = np.empty(k, dtype=np.int64)
+    below = np.empty(k + 1, dtype=np.int64)           # Σ_{i' < i} C(x_i', i' + 1)
+    above = np.empty(k + 1, dtype=np.int64)           # Σ_{i' >= i} C(x_i', i')
+    prev = np.empty((1, 1, 1), dtype=np.int32)
+    for m in range(2, k + 1):
+        count = binom[k, m]
+        cur = np.empty((count, m, m), dtype=np.int32)
+        S = (1 << m) - 1
+        for r in range(count):
+            q = 0
+            for j in range(k):
+                if S >> j & 1:
+                    members[q] = j
+                    q += 1
+            if m == 2:
+                h, j = members[0], members[1]
+                cur[r, 0, 1], cur[r, 1, 0] = w3[h, j], w3[j, h]
+                first[S, h], first[S, j] = w3[h, j], w3[j, h]
+                if keep:
+                    whole[S, h, j], whole[S, j, h] = w3[h, j], w3[j, h]
+            else:
+                below[0], above[m] = 0, 0
+                for i in range(m):
+                    below[i + 1] = below[i] + binom[members[i], i + 1]
+                for i in range(m - 1, -1, -1):
+                    above[i] = above[i + 1] + binom[members[i], i]
+                for x in range(m):
+                    h = members[x]
+                    rest = below[x] + above[x + 1]        # the rank of S − h
+                    low = np.int64(CHAIN_BIG)
+                    for y in range(m):
+                        if y == x:
+                            continue
+                        j = members[y]
+                        y_rest = y if y < x else y - 1     # j's position in S − h
+                        best = np.int64(CHAIN_BIG)
+                        for z in range(m):
+                            if z != x and z != y:
+                                best = min(best, B[m - 1, h, j, members[z]] + prev[rest, y_rest, z if z < x else z - 1])
+                        value = min((m - 1) * w3[h, j] + best, CHAIN_BIG)
+                        cur[r, x, y] = value
+                        low = min(low, value)
+                        if keep:
+                            whole[S, h, j] = value
+                    first[S, h] = low
+            if r + 1 < count:                           # the next subset of m members (Gosper)
+                c = S & -S
+                nxt = S + c
+                S = (((nxt ^ S) >> 2) // c) | nxt
+        prev = cur
 
 
 def running_arrays(act) -> tuple[np.ndarray, np.ndarray]:
@@ -1095,7 +1142,7 @@ def kernels_ready(seconds_left: float) -> bool:
     from .astar_containers import new_caches, new_search
     from .compiled import fits
 
-    return fits(seconds_left, COLD_COMPILE_SECONDS, _expand, chain_table_kernel, pack_ages, new_caches, new_search)
+    return fits(seconds_left, COLD_COMPILE_SECONDS, _expand, chain_kernel, pack_ages, new_caches, new_search)
 
 
 #: what the search reports when :func:`kernels_ready` says no

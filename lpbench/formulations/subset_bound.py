@@ -36,7 +36,9 @@ from .latency_ip import starts_from_schedule
 from .volume import VolumeBound, bound_alone
 
 #: seconds per entry of the search's chain table (2^m·m² entries: 1.2 s at 18 requests, 6.1 s at 20 on the 2-core
-#: machine, docs/seed004-certification.md "Beyond 16 requests"; 1.5e-8, doubled for a loaded machine)
+#: machine, docs/seed004-certification.md "Beyond 16 requests"; 1.5e-8, doubled for a loaded machine). Since the
+#: table is built two sizes at a time (2.2-2.5 s at 20) this is about twice the time it takes; left as it was, so
+#: the subsets chosen are those of the measured runs (larger ones in short runs are not measured)
 TABLE_SECONDS_PER_ENTRY = 3.0e-8
 #: at most this share of the time left goes to the chain table; the search (and its pattern table) gets the rest
 TABLE_SHARE = 0.5
