@@ -136,7 +136,7 @@ from .latency_ip import LatencyIP, identical_groups, schedule_from_starts, start
 
 #: the chain table G has 2^m·m² entries for the m requests it covers, built two sizes of subsets at a time
 #: (:func:`chain_kernel`); the search keeps its row minima, 2^m·n entries of 8 bytes (168 MB at 20 requests). It is
-#: built in 2.2-2.5 s at 20 requests (peak RSS 0.48 GB), 4.2-4.8 s with the whole table held (2.05 GB) before
+#: built in 2.2-2.5 s at 20 requests (peak RSS 0.48 GB), 4.5-4.7 s with the whole table held (2.05 GB) before
 #: (docs/seed004-certification.md, "The chain table two sizes at a time"), and each request more about doubles
 #: both: it covers at most this many, the requests of longest output (:func:`table_order`)
 TABLE_REQUESTS = 20
@@ -270,15 +270,11 @@ class _Bounds:
         k = self.tabled
         return triple_bonus(self.p_arr[:k], self.o_arr[:k], np.array(self.w, dtype=np.int64)[:k, :k], self.M, k)
 
-    def chain_table(self) -> np.ndarray:
-        """3·G[S, h, j] of (L) for every subset S (bitmask) of the first ``tabled`` requests and h ≠ j in S;
-        CHAIN_BIG elsewhere (:meth:`chain_tables` with the whole table kept: 2^m·m² entries, for the tests)."""
-        return self.chain_tables(whole=True)[0]
-
     def chain_tables(self, whole: bool = False) -> tuple[np.ndarray | None, np.ndarray]:
         """What the search keeps of the chain table, 3·min_j G[S, h, j] for every S and request h (CHAIN_BIG for h
         outside S, |S| = 1 and requests beyond ``tabled``), computed by :func:`chain_kernel`, which holds only two
-        sizes of subsets at a time; and, with ``whole``, the table itself (else None)."""
+        sizes of subsets at a time; and, with ``whole``, the table itself, 3·G[S, h, j] for every subset S (bitmask) and
+        h ≠ j in S, CHAIN_BIG elsewhere (2^m·m² entries, for the tests; else None)."""
         k = self.tabled
         first = np.full((1 << k, self.n), CHAIN_BIG, dtype=np.int64)
         G = np.full((1 << k, k, k) if whole else (1, 1, 1), CHAIN_BIG, dtype=np.int32)
