@@ -1268,11 +1268,11 @@ def _best_first(caches, layout, before, W0, t0, t_key, ub, deadline, max_states,
         budget = int(min(max(budget * CHECK_SECONDS / max(took, 1e-4), 16), 4 * budget))
 
 
-def default_pattern_size(n: int) -> int:
+def default_pattern_size(n: int, members: int | None = None) -> int:
     """How many requests (P) may tabulate by default: none below 12 requests (the search alone proves those
-    within a second or two), else n − 2 up to ``PATTERN_MEMBERS`` (and ``COPY_ROOM`` copies:
+    within a second or two), else n − 2 up to ``members`` (default ``PATTERN_MEMBERS``; and ``COPY_ROOM`` copies:
     :func:`pattern_copies`; a deadline may stop the table sooner: :func:`build_patterns`)."""
-    return 0 if n < 12 else min(n - 2, PATTERN_MEMBERS)
+    return 0 if n < 12 else min(n - 2, PATTERN_MEMBERS if members is None else members)
 
 
 def pattern_members(bounds, size: int) -> list[int]:
