@@ -70,7 +70,11 @@ ap.add_argument("--no-search-beside", action="store_true",
                 help="no local search beside the certify step and the exact solve (LatencyIP.beside_search)")
 ap.add_argument("--pattern-members", type=int,
                 help="latency-astar's (P) tabulates up to this many requests of largest peak (default: "
-                     "latency_astar.PATTERN_MEMBERS)")
+                     "latency_astar.PATTERN_MEMBERS beside the event model, LatencyIP.solo_pattern_members where "
+                     "the search runs alone)")
+ap.add_argument("--event-beside-spread", action="store_true",
+                help="run the event model beside the search where arrivals are spread too, with the table of "
+                     "latency_astar.PATTERN_MEMBERS (as before 5a07a25; LatencyIP.event_beside_spread_arrivals)")
 ap.add_argument("--copies", type=int,
                 help="and up to this many others as lighter copies (default: latency_astar.COPY_ROOM)")
 ap.add_argument("--copy-groups", type=int, choices=(1, 2),
@@ -98,7 +102,9 @@ for flag, value in (("--pattern-members", args.pattern_members), ("--copies", ar
     if value is not None and value < 0:
         ap.error(f"{flag}: {value} is negative; expected a number of requests >= 0")
 if args.pattern_members is not None:
-    latency_astar.PATTERN_MEMBERS = args.pattern_members
+    latency_astar.PATTERN_MEMBERS = LatencyIP.solo_pattern_members = args.pattern_members
+if args.event_beside_spread:
+    LatencyIP.event_beside_spread_arrivals = True
 if args.copies is not None:
     latency_astar.COPY_ROOM = args.copies
 if args.copy_groups is not None:
