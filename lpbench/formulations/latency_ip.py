@@ -311,18 +311,19 @@ class LatencyIP(Formulation):
         return found
 
     @staticmethod
-    def full_search(inst, incumbent: float, schedule, deadline: float):
-        """``latency-astar`` on the whole instance until ``deadline``: (bound, "latency-astar", message, (name,
-        schedule better than the incumbent) or None, whether it proved the optimum), or None where its kernels are
-        not compiled and there is no time to compile them. The bound is the optimum when the search completes,
-        else its certified least f."""
+    def full_search(inst, incumbent: float, schedule, deadline: float, pattern_size: int | None = None):
+        """``latency-astar`` on the whole instance until ``deadline`` (``pattern_size``: its (P) table's, default
+        ``latency_astar.default_pattern_size``): (bound, "latency-astar", message, (name, schedule better than the
+        incumbent) or None, whether it proved the optimum), or None where its kernels are not compiled and there
+        is no time to compile them. The bound is the optimum when the search completes, else its certified least f."""
         import time
 
         from .latency_astar import astar_search, kernels_ready
 
         if not kernels_ready(deadline - time.perf_counter()):
             return None
-        res = astar_search(inst, incumbent, starts_from_schedule(inst, schedule), deadline=deadline)
+        res = astar_search(inst, incumbent, starts_from_schedule(inst, schedule), deadline=deadline,
+                           pattern_size=pattern_size)
         better = None
         if res.starts is not None and res.objective is not None and res.objective < incumbent:
             better = ("latency-astar", schedule_from_starts(inst, res.starts))
@@ -365,15 +366,13 @@ class LatencyIP(Formulation):
         from .latency_astar import NOT_COMPILED, astar_search, default_pattern_size, kernels_ready
         from .latency_event import LatencyEvent
 
+        if not cls.event_partner(inst):
+            alone = cls.full_search(inst, incumbent, schedule, deadline,
+                                    default_pattern_size(inst.n, cls.solo_pattern_members))
+            if alone is not None:                                 # else not compiled: the event model, below
+                bound, source, message, better, _ = alone
+                return bound, source, f"{message} (alone: arrivals spread)", better
         search = kernels_ready(deadline - time.perf_counter())    # else the event model alone, on both cores
-        upper_starts = starts_from_schedule(inst, schedule)
-        if search and not cls.event_partner(inst):
-            res = astar_search(inst, incumbent, upper_starts, deadline=deadline,
-                               pattern_size=default_pattern_size(inst.n, cls.solo_pattern_members))
-            note = f"latency-astar {res.status} (alone: arrivals spread)"
-            better = (("latency-astar", schedule_from_starts(inst, res.starts))
-                      if res.status == "optimal" and res.objective < incumbent else None)
-            return (res.objective if res.status == "optimal" else res.bound, "latency-astar", note, better)
         done = threading.Event()
         cp = LatencyEvent(inst, incumbent_objective=incumbent)
         cp.objective_floor = floor
@@ -395,7 +394,8 @@ class LatencyIP(Formulation):
             worker = threading.Thread(target=run_cp, name="lpbench-certify-cpsat", daemon=True)
             worker.start()
             try:
-                res = astar_search(inst, incumbent, upper_starts, deadline=deadline, stop_when=done)
+                res = astar_search(inst, incumbent, starts_from_schedule(inst, schedule), deadline=deadline,
+                                   stop_when=done)
             finally:
                 done.set()   # whatever ended the search also ends CP-SAT
                 worker.join()
