@@ -25,6 +25,7 @@ def _exact_search() -> None:
 
     astar_search(_prefix(6), pattern_size=0)
     astar_search(_prefix(12), pattern_size=3, copy_room=1, plain_seconds=None)   # the table's path too
+    astar_search(_prefix(8), pattern_size=0, threads=2)                             # and the two-part search
 
 
 def _chain_bound() -> None:

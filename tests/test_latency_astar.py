@@ -82,6 +82,54 @@ def test_deadline_returns_bound_and_incumbent():
     assert list(found.starts) == list(start)
 
 
+def test_two_part_search_equals_brute_force(solved):
+    """The search in two parts (``threads=2``: each stores and expands the states it owns and sends the others'):
+    the brute-force optimum on every random instance, with the schedule behind it, and the incumbent proven or
+    beaten as by one part."""
+    for seed, inst, opt in solved:
+        found = astar_search(inst, threads=2)
+        assert found.status == "optimal" and found.objective == opt == found.bound, seed
+        ver = verify(inst, schedule_from_starts(inst, found.starts))
+        assert ver.feasible and ver.metrics["total_latency"] == opt, seed
+        same = astar_search(inst, upper=opt, upper_starts=found.starts, threads=2)
+        assert same.status == "optimal" and same.objective == opt == same.bound, seed
+        worse = astar_search(inst, upper=opt + 3, upper_starts=found.starts, threads=2)
+        assert worse.objective == opt and total_latency(inst, worse.starts) == opt, seed
+
+
+@pytest.mark.parametrize("model, k", [("jaillet-model1", 0), ("jaillet-model1", 2), ("jaillet-model2", 0),
+                                      ("jaillet-model2", 2)])
+def test_two_part_search_on_prefixes_equals_one_part(model, k, monkeypatch):
+    """On 12-request prefixes (thousands of states, sent between the parts): the same optimum as one part, and the
+    schedule read back from both parts' path rows is verified at that cost."""
+    inst = parse_instance(jaillet.instance(model, 0, k, first=12))
+    one = astar_search(inst, pattern_size=0)
+    received, receive = [], latency_astar._receive
+    monkeypatch.setattr(latency_astar, "_receive", lambda rows, count, *a: received.append(count) or
+                        receive(rows, count, *a))
+    two = astar_search(inst, pattern_size=0, threads=2)
+    assert one.status == two.status == "optimal" and two.objective == one.objective
+    assert verify(inst, schedule_from_starts(inst, two.starts)).metrics["total_latency"] == one.objective
+    assert two.expanded > 1000 and sum(received) > 1000
+
+
+def test_two_part_search_stopped_early_bound_is_certified(solved):
+    """Stopped by the state limit (each part at half of it) or by the deadline, the least f held by either part or on
+    its way is still <= OPT."""
+    stopped = 0
+    for seed, inst, opt in solved:
+        for cap in (2, 10, 40):
+            found = astar_search(inst, max_states=cap, threads=2)
+            assert found.bound <= opt, (seed, cap)
+            stopped += found.status == "feasible"
+    assert stopped > 50
+    inst = jaillet_prefix(1, 13)
+    start = np.arange(inst.n) * int(inst.output.max())
+    found = astar_search(inst, upper=total_latency(inst, start), upper_starts=start,
+                         deadline=time.perf_counter() + 0.3, threads=2)
+    assert found.status == "time_limit" and found.bound <= 711 <= found.objective
+
+
 def random_bounds(rng, n, memory, max_s):
     """The bound tables of a random all-at-zero instance: s ~ U{1..max_s}, o ~ U{1..M − s}."""
     M = int(rng.integers(*memory))
@@ -572,7 +620,8 @@ def test_portfolio_stopped_by_its_deadline_returns_a_certified_bound():
 
 def test_portfolio_runs_the_search_alone_where_arrivals_are_spread(monkeypatch):
     """jaillet-model2 draw 3's first 14 requests (arrivals spread; OPT = 490, scratch run of the search alone): the
-    step proves 490 with the search alone, its table of ``solo_pattern_members``, and never builds the event model;
+    step proves 490 with the search alone, its table of ``solo_pattern_members``, in two parts, and never builds the
+    event model;
     with ``event_beside_spread_arrivals`` the event model runs beside the search again, as where all arrive at once."""
     from lpbench.formulations.latency_event import LatencyEvent
     from lpbench.solvers.base import SolverProfile
@@ -584,15 +633,15 @@ def test_portfolio_runs_the_search_alone_where_arrivals_are_spread(monkeypatch):
     monkeypatch.setattr(LatencyEvent, "build", lambda self: built.append(self) or build(self))
     tables = []
     search = latency_astar.astar_search
-    monkeypatch.setattr(latency_astar, "astar_search", lambda *a, **k: tables.append(k.get("pattern_size")) or
-                        search(*a, **k))
+    monkeypatch.setattr(latency_astar, "astar_search", lambda *a, **k: tables.append(
+        (k.get("pattern_size"), k.get("threads", 1))) or search(*a, **k))
     for partner in (False, True):
         monkeypatch.setattr(LatencyIP, "event_beside_spread_arrivals", partner)
         bound, source, message, better = LatencyIP.search_portfolio(
             inst, total_latency(inst, start), serial, 0.0, SolverProfile("cpsat", "cpsat"), time.perf_counter() + 60)
         assert bound == 490 and bool(built) == partner and ("alone" in message) != partner
         assert verify(inst, better[1]).metrics["total_latency"] == 490
-    assert tables == [min(inst.n - 2, LatencyIP.solo_pattern_members), None]
+    assert tables == [(min(inst.n - 2, LatencyIP.solo_pattern_members), 2), (None, 1)]
 
 
 def subset_instance(inst, members):

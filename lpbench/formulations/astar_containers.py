@@ -11,7 +11,7 @@ from numba import njit, types
 from numba.typed import Dict, List
 
 from .compiled import compiled
-from .latency_astar import AGE_WORDS, add_row, heap_push, remember   # AGE_WORDS: the running set's ages in words
+from .latency_astar import AGE_WORDS, MESSAGE_COLUMNS, add_row, heap_push, remember   # AGE_WORDS: ages in words
 
 _KEY = types.UniTuple(types.int64, 2 + AGE_WORDS)
 _AGES = types.UniTuple(types.int64, AGE_WORDS)
@@ -45,3 +45,12 @@ def new_search(W, t, t_key, f):
     seen.append(np.zeros(16, dtype=np.int64))
     remember(best_g, seen, (W, t_key, 0, 0, 0, 0), 0)
     return heap, nodes, paths, sizes, best_g, seen
+
+
+@njit(cache=True)
+def new_outbox():
+    """The states one part of ``latency_astar._best_first_parallel`` sends the other (``latency_astar.send``): an
+    array of rows inside a one-element list, so that the kernel can swap in a larger one."""
+    outbox = List.empty_list(types.int64[:, :])
+    outbox.append(np.empty((1024, MESSAGE_COLUMNS), dtype=np.int64))
+    return outbox

@@ -871,12 +871,75 @@ def doubled(rows):
     return bigger
 
 
+@compiled(inline=True)
+def owner(key, parts):
+    """Which of ``parts`` searches owns the states whose running set is packed as ``key`` (:func:`_best_first_parallel`):
+    a hash of the running set."""
+    h = ((key[0] * HASH_MUL + key[1]) * HASH_MUL + key[2]) * HASH_MUL + key[3]
+    h ^= h >> 29
+    h *= HASH_MIX
+    h ^= h >> 32
+    return (h & 0x7FFFFFFF) % parts
+
+
+@compiled(inline=True)
+def send(outbox, out_n, W, t, key, g, f, path):
+    """Append a state for another part's search, (W, t, age words, g, its parent's f, path), to ``outbox[0]``
+    (``out_n[0]`` rows in use, doubled when full)."""
+    i = out_n[0]
+    if i == outbox[0].shape[0]:
+        outbox[0] = doubled(outbox[0])
+    R = outbox[0]
+    R[i, 0], R[i, 1], R[i, 2], R[i, 3], R[i, 4], R[i, 5] = W, t, key[0], key[1], key[2], key[3]
+    R[i, 6], R[i, 7], R[i, 8] = g, f, path
+    out_n[0] = i + 1
+
+
+#: the columns of a message between the parts of :func:`_best_first_parallel` (:func:`send`)
+MESSAGE_COLUMNS = 9
+
 #: what a call of :func:`_expand` ended with
-RUNNING, GOAL, EMPTY, FULL = 0, 1, 2, 3
+RUNNING, GOAL, EMPTY, FULL, WAIT = 0, 1, 2, 3, 4
 
 
 @compiled(nogil=True)
-def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
+def _receive(rows, count, ub, bits, per, heap, nodes, sizes, best_g, seen, a, s, o, p, vol, M, span, a_last,
+             G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h, work):
+    """The states another part's search sent this one (``rows[:count]``, :func:`send`), admitted as
+    :func:`_expand_slice` admits its own successors: unless stored at most as cheaply or dominated, scored
+    (f = max(g + h, the parent's f): pathmax) and pushed when f < ``ub``."""
+    n = len(s)
+    mask = (1 << bits) - 1
+    ids2 = np.empty(n, dtype=np.int64)
+    ages2 = np.empty(n, dtype=np.int64)
+    words = np.zeros(4, dtype=np.int64)
+    for r in range(count):
+        W2, t2, g2, f, path2 = rows[r, 0], rows[r, 1], rows[r, 6], rows[r, 7], rows[r, 8]
+        key = (rows[r, 2], rows[r, 3], rows[r, 4], rows[r, 5])
+        key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
+        if best_g.get(key2, BIG) <= g2:
+            continue
+        words[0], words[1], words[2], words[3] = key[0], key[1], key[2], key[3]
+        q2 = 0
+        for i in range(n):
+            age = (words[i // per] >> ((i % per) * bits)) & mask   # as pack_ages packs it
+            if age > 0:
+                ids2[q2] = i
+                ages2[q2] = age
+                q2 += 1
+        if dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
+            continue
+        f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span, a_last,
+                                  G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h,
+                                  work), f)
+        if f2 < ub:
+            remember(best_g, seen, key2, g2)
+            heap_push(heap, sizes, f2, -g2, add_row(nodes, sizes, 1, W2, t2, key[0], key[1], key[2], key[3], path2))
+
+
+@compiled(nogil=True)
+def _expand(budget, max_states, ub, cap, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
+            tid, parts, outbox, out_n,
             a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s,
             groups, rest_h, work):
     """At most ``budget`` pops of the best-first search of :func:`astar_search`, on its containers (row stores of
@@ -885,20 +948,23 @@ def _expand(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes
     t, parent path; −1 ends), ``best_g`` from a state's key (W, t or −1 once
     everything has arrived, age words) to its least g, ``seen`` the filter of its keys (:func:`remember`),
     ``counters`` = [expanded, g and path of the goal, f of the node that met the state limit, the least f in the
-    heap, states stored]. Returns RUNNING (budget spent), GOAL,
-    EMPTY (no node below ``ub`` is left) or FULL (over ``max_states``)."""
-    code = _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen,
-                         counters, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts, wait_slot,
-                         wait_parts, pattern, G1s, groups, rest_h, work)
+    heap, states stored]. As part ``tid`` of ``parts`` searches (:func:`_best_first_parallel`; 0 of 1 alone), a
+    successor that another part owns (:func:`owner`) is sent to ``outbox`` (:func:`send`) unless a state of this
+    part dominates it, path rows are numbered row · ``parts`` + ``tid``, and no node above ``cap`` is expanded.
+    Returns RUNNING (budget spent), GOAL, EMPTY (no node below ``ub`` is left), FULL (over ``max_states``) or WAIT
+    (the least f is above ``cap``)."""
+    code = _expand_slice(budget, max_states, ub, cap, before, bits, per, heap, nodes, paths, sizes, best_g, seen,
+                         counters, tid, parts, outbox, out_n, a, s, o, p, vol, M, span, a_last, G3_first, run_slot,
+                         run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h, work)
     counters[4] = heap[0][0, 0] if sizes[0] > 0 else BIG
     counters[5] = len(best_g)
     return code
 
 
 @compiled
-def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
-                  a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern,
-                  G1s, groups, rest_h, work):
+def _expand_slice(budget, max_states, ub, cap, before, bits, per, heap, nodes, paths, sizes, best_g, seen, counters,
+                  tid, parts, outbox, out_n, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts,
+                  wait_slot, wait_parts, pattern, G1s, groups, rest_h, work):
     """The loop of :func:`_expand`."""
     n = len(s)
     mask = (1 << bits) - 1
@@ -918,6 +984,11 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
     for _ in range(budget):
         if sizes[0] == 0:
             return EMPTY
+        if heap[0][0, 0] >= ub:                       # the other part's goal lowered ub: nothing below it is left
+            sizes[0] = 0
+            return EMPTY
+        if heap[0][0, 0] > cap:                       # the other part is behind: wait for it
+            return WAIT
         f, neg_g, node = heap_pop(heap, sizes)
         g = -neg_g
         row = nodes[0][node]
@@ -1002,7 +1073,15 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                             q2 += 1
                     key = pack_ages(ids2[:q2], ages2[:q2], bits, per)
                     W2, t2, g2 = W & ~X, t + 1, g + cost
-                if start or not (X == 0 and idle_dominated):
+                if not start and parts > 1 and owner(key, parts) != tid and not (X == 0 and idle_dominated):
+                    # the other part's state: its owner checks and scores it; a twin of (b) here drops it first
+                    if not dominated(best_g, seen, (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3]),
+                                     ids2, ages2, q2, o, g2, bits, per):
+                        path2 = path
+                        if X != 0:
+                            path2 = add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0) * parts + tid
+                        send(outbox, out_n, W2, t2, key, g2, f, path2)
+                elif start or not (X == 0 and idle_dominated):
                     key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
                     if start or (best_g.get(key2, BIG) > g2
                                and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)):
@@ -1017,7 +1096,7 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
                                 remember(best_g, seen, key2, g2)
                             path2 = path
                             if X != 0:
-                                path2 = add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0)
+                                path2 = add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0) * parts + tid
                             heap_push(heap, sizes, f2, -g2,
                                       add_row(nodes, sizes, 1, W2, t2, key[0], key[1], key[2], key[3], path2))
                 if start:
@@ -1061,12 +1140,14 @@ def _expand_slice(budget, max_states, ub, before, bits, per, heap, nodes, paths,
 
 
 @compiled
-def path_starts(paths, path, n):
-    """The start round of every request on the path ending at ``path`` (entries (t, X started at t, parent))."""
+def path_starts(paths, other_paths, path, n, parts):
+    """The start round of every request on the path ending at ``path`` (entries (t, X started at t, parent)); a path
+    index is (row · ``parts`` + the part whose store ``paths`` (part 0) or ``other_paths`` (part 1) holds the row)."""
     starts = np.zeros(n, dtype=np.int64)
-    P = paths[0]
     while path >= 0:
-        t, X, path = P[path, 0], P[path, 1], P[path, 2]
+        P = paths[0] if path % parts == 0 else other_paths[0]
+        row = path // parts
+        t, X, path = P[row, 0], P[row, 1], P[row, 2]
         for i in range(n):
             if X >> i & 1:
                 starts[i] = t
@@ -1122,8 +1203,19 @@ SPLIT_GAIN = 1.2
 #: jaillet-model1 draw 8, 9 members + 6 copies: 83.2 s -> 42.5 s, scratch partab.py), and in the ladder, with
 #: CP-SAT on one of the two cores, n = 18 proves draw 8 (18 of 20, was 17; docs/seed004-certification.md)
 TABLE_THREADS = 2
+#: the threads of the search where it runs alone (``latency-astar``, and the certify step's search where arrivals are
+#: spread: ``LatencyIP.solo_search_threads``): two parts (:func:`_best_first_parallel`). Search alone, after the
+#: same table, UB = OPT + 1: first 19 requests of jaillet-model2 draw 2, 25.1 -> 17.4 s (2.57 M -> 2.91 M states
+#: expanded); first 20 of draw 12, 63.1 -> 44.7 s (4.75 M -> 5.32 M) (docs/seed004-certification.md, "The search
+#: in two parts")
+SEARCH_THREADS = 2
+#: a part of the two-part search expands no state whose f exceeds the other part's least f by more than this: on
+#: draw 2's 19 requests with UB = OPT, 1, 3 and 6 took 18.3, 16.6 and 15.9 s (one part: 23.9 s)
+PARALLEL_SLACK = 6
 #: seconds of search between checks of the deadline, the portfolio partner's stop and Ctrl-C
 CHECK_SECONDS = 0.02
+#: and between exchanges of states in the two-part search (a state sent waits for the end of both parts' slices)
+PARALLEL_SLICE_SECONDS = 0.005
 #: compiling the search's kernels takes this long when numba's disk cache does not hold them (the first run after
 #: an install or an edit: 51.5 s on the 2-core machine on 2026-11-28, a slow day, 62.6 s on 11-27 before the root
 #: bound moved into the search (``UNSCORED``), 0.8 s from the cache, as ``lpbench warmup`` reports them with the
@@ -1135,10 +1227,11 @@ def kernels_ready(seconds_left: float) -> bool:
     """Whether the search can start with ``seconds_left`` to its deadline: its kernels are compiled or in numba's
     disk cache (:func:`~lpbench.formulations.compiled.cached`), or there is time to compile them. A compilation
     cannot be stopped, so a search started without that time would overrun its deadline by up to a minute."""
-    from .astar_containers import new_caches, new_search
+    from .astar_containers import new_caches, new_outbox, new_search
     from .compiled import fits
 
-    return fits(seconds_left, COLD_COMPILE_SECONDS, _expand, chain_kernel, pack_ages, new_caches, new_search)
+    return fits(seconds_left, COLD_COMPILE_SECONDS, _expand, _receive, chain_kernel, pack_ages, new_caches, new_search,
+                new_outbox)
 
 
 #: what the search reports when :func:`kernels_ready` says no
@@ -1149,7 +1242,7 @@ NOT_COMPILED = ("its compiled kernels are not built yet (about a minute, once af
 def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: float | None = None,
                  max_states: int = MAX_STATES, stop_when=None, pattern_size: int | None = None,
                  pattern_levels=None, plain_seconds: float | None = PLAIN_SECONDS,
-                 copy_room: int | None = None) -> SearchResult:
+                 copy_room: int | None = None, threads: int = 1) -> SearchResult:
     """Best-first search of the module docstring. ``upper``/``upper_starts``: a verified incumbent (its
     total latency and start rounds), returned when nothing better exists. ``stop_when`` (a
     threading.Event): stop with status "stopped" and the bound so far (a portfolio partner finished).
@@ -1158,10 +1251,11 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     (:func:`pattern_copies`; default ``COPY_ROOM``) and ``pattern_levels`` the sizes of G1 it is applied at
     (default :func:`build_patterns`'); with a table to build, the search first runs ``plain_seconds`` without it
     (None: the table first). The search runs in :func:`_expand`, compiled, in slices of about
-    ``CHECK_SECONDS``. Above ``TABLE_REQUESTS`` requests the search runs on the instance in :func:`table_order`
-    and returns its starts in the caller's order."""
+    ``CHECK_SECONDS``; with ``threads`` = 2, as two searches in two threads (:func:`_best_first_parallel`). Above
+    ``TABLE_REQUESTS`` requests the search runs on the instance in :func:`table_order` and returns its starts in
+    the caller's order."""
     refuse_if_too_large(inst)
-    args = (deadline, max_states, stop_when, pattern_size, pattern_levels, plain_seconds, copy_room)
+    args = (deadline, max_states, stop_when, pattern_size, pattern_levels, plain_seconds, copy_room, threads)
     order = table_order(inst)
     if order is None:
         return _search(inst, upper, upper_starts, *args)
@@ -1175,7 +1269,7 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
 
 
 def _search(inst, upper, upper_starts, deadline, max_states, stop_when, pattern_size, pattern_levels, plain_seconds,
-            copy_room) -> SearchResult:
+            copy_room, threads) -> SearchResult:
     """:func:`astar_search` on an instance whose chain table covers its first ``TABLE_REQUESTS`` requests."""
     t_enter = time.perf_counter()
     a, s, o = ([int(x) for x in v] for v in (inst.arrival, inst.prompt, inst.output))
@@ -1190,12 +1284,19 @@ def _search(inst, upper, upper_starts, deadline, max_states, stop_when, pattern_
     full, t0 = (1 << n) - 1, min(a)
     t_key = t0 if t0 < bounds.a_last else -1
     tabulated, found = 0, None
+
+    def best_first(end):
+        if threads > 1:
+            parts = [bounds] + [bounds.with_own_caches() for _ in range(1, threads)]
+            return _best_first_parallel(parts, before, full, t0, t_key, ub, end, max_states, stop_when)
+        return _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, ub, end, max_states, stop_when)
+
     if size == 0 or plain_seconds is not None:      # first without the table: easy instances end here
         end = deadline
         if size > 0:
             end = time.perf_counter() + plain_seconds
             end = end if deadline is None else min(deadline, end)
-        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, ub, end, max_states, stop_when)
+        found = best_first(end)
     time_left = deadline is None or time.perf_counter() < deadline
     if size > 0 and (found is None or (found.status == "time_limit" and time_left)):
         budget = None if deadline is None else PATTERN_SHARE * (deadline - time.perf_counter())
@@ -1203,13 +1304,11 @@ def _search(inst, upper, upper_starts, deadline, max_states, stop_when, pattern_
         room = COPY_ROOM if copy_room is None else copy_room
         tabulated = build_patterns(bounds, before, members, pattern_levels, deadline, stop_when, budget,
                                    pattern_copies(bounds, members, room))
-        found = _best_first(bounds.caches(), bounds.layout, before, full, t0, t_key, ub, deadline, max_states,
-                            stop_when)
+        found = best_first(deadline)
     seconds = time.perf_counter() - t_enter
     counts = (found.expanded, found.states, seconds, found.root, tabulated)
     if found.goal is not None:
-        return SearchResult(found.status, float(found.goal), path_starts(found.paths, found.goal_path, n),
-                            float(found.bound), *counts)
+        return SearchResult(found.status, float(found.goal), found.starts(n), float(found.bound), *counts)
     starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
     return SearchResult(found.status, None if upper is None else float(upper), starts, float(found.bound), *counts)
 
@@ -1229,27 +1328,33 @@ def table_order(inst) -> np.ndarray | None:
 
 class _Found:
     """What one best-first run ended with: status, the goal's g and path (None, −1 without one), the certified
-    bound, the containers' paths, and counters."""
+    bound, the containers' paths (of each part, :func:`path_starts`), and counters (summed over the parts)."""
 
-    def __init__(self, status, bound, counters, paths, goal=None):
+    def __init__(self, status, bound, counters, paths, goal=None, goal_path=None, other_paths=None, parts=1):
         self.status, self.bound, self.paths, self.goal = status, bound, paths, goal
-        self.goal_path = int(counters[2]) if goal is not None else -1
+        self.other_paths, self.parts = (paths if other_paths is None else other_paths), parts
+        self.goal_path = -1 if goal is None else int(counters[2]) if goal_path is None else goal_path
         self.expanded, self.states, self.root = int(counters[0]), int(counters[5]), int(counters[6])
+
+    def starts(self, n: int) -> np.ndarray:
+        """The start rounds of the goal's schedule."""
+        return path_starts(self.paths, self.other_paths, self.goal_path, n, self.parts)
 
 
 def _best_first(caches, layout, before, W0, t0, t_key, ub, deadline, max_states, stop_when) -> _Found:
     """The search from (W0, t0, nothing running), whose h its first pop computes (``UNSCORED``), with the arguments
     ``caches`` of :func:`state_bound` and the age ``layout`` of :func:`age_layout`, in slices of about
     ``CHECK_SECONDS`` between checks of the deadline, the partner's stop and Ctrl-C."""
-    from .astar_containers import new_search
+    from .astar_containers import new_outbox, new_search
 
     heap, nodes, paths, sizes, best_g, seen = new_search(W0, t0, t_key, UNSCORED)
     counters = np.zeros(7, dtype=np.int64)
     budget = 64
+    outbox, out_n = new_outbox(), np.zeros(1, dtype=np.int64)     # unused by one part
     while True:
         t_slice = time.perf_counter()
-        code = _expand(budget, max_states, ub, before, *layout, heap, nodes, paths, sizes, best_g, seen, counters,
-                       *caches)
+        code = _expand(budget, max_states, ub, BIG, before, *layout, heap, nodes, paths, sizes, best_g, seen, counters,
+                       0, 1, outbox, out_n, *caches)
         if code == GOAL:
             return _Found("optimal", int(counters[1]), counters, paths, goal=int(counters[1]))
         if code == EMPTY:
@@ -1266,6 +1371,137 @@ def _best_first(caches, layout, before, W0, t0, t_key, ub, deadline, max_states,
             return _Found("time_limit", frontier, counters, paths)
         took = now - t_slice                          # aim the next slice at CHECK_SECONDS
         budget = int(min(max(budget * CHECK_SECONDS / max(took, 1e-4), 16), 4 * budget))
+
+
+def _best_first_parallel(parts_bounds, before, W0, t0, t_key, ub, deadline, max_states, stop_when) -> _Found:
+    """:func:`_best_first` as two searches in two threads (hash-distributed A*), ``parts_bounds`` their two
+    :class:`_Bounds` (one instance, caches of their own). Each part owns the states of the waiting sets W that
+    :func:`owner` gives it: it stores, scores and expands only those, and sends each successor it does not own to
+    the other part (:func:`send`), which admits it at the start of its next slice (:func:`_receive`). The start
+    state is part 0's.
+
+    Exactness and the certificate. Each state has one owner, which keeps its least g and re-opens it when reached
+    more cheaply, as the one search does; dominance is checked against the owner's states only (a twin of (a) has the
+    state's W, so the same owner; a twin of (b) may be the other's and is then not seen, which keeps more states,
+    never fewer). A goal popped by either part is an upper bound: ``ub`` drops to it for both, and each part drops
+    nodes with f >= ``ub``. So when both parts' heaps hold nothing below ``ub`` and no state is on its way, ``ub``
+    is the optimum (every state of an optimal path was admitted, scored and expanded, or pruned below ``ub``). Stopped
+    early, some state on an optimal path with its optimal g is in a heap or on its way (the A* invariant), with f <=
+    OPT, and a state on its way has f >= its parent's f, which it carries: the least of ``ub``, both heaps' tops and
+    the carried f of the states on their way is a certified bound.
+
+    The parts expand in their own f order, so together they may expand states the one search would not (those
+    between the optimum and a part's own frontier when the other finds the goal), and which schedule of the optimum's
+    cost is returned, and the bound when stopped early, depend on the threads' timing."""
+    import threading
+
+    from .astar_containers import new_outbox, new_search
+
+    parts = len(parts_bounds)
+    lock, wake = threading.Lock(), threading.Condition()
+    inbox = [[] for _ in range(parts)]
+    idle = [False] * parts
+    tops = [BIG] * parts                              # each part's least f, as of its last slice
+    shared = {"ub": ub, "goal": None, "goal_path": -1, "done": None}
+    searches = []
+    for tid in range(parts):
+        heap, nodes, paths, sizes, best_g, seen = new_search(W0, t0, t_key, UNSCORED)
+        if tid != owner((0, 0, 0, 0), parts):
+            sizes[0] = 0                               # the start state is its owner's
+        searches.append(dict(heap=heap, nodes=nodes, paths=paths, sizes=sizes, best_g=best_g, seen=seen,
+                             counters=np.zeros(7, dtype=np.int64), outbox=new_outbox(),
+                             out_n=np.zeros(1, dtype=np.int64), code=RUNNING))
+    errors = []
+    part_states = max_states // parts
+
+    def run(tid):
+        me, bounds = searches[tid], parts_bounds[tid]
+        caches, (bits, per) = bounds.caches(), bounds.layout
+        budget = 64
+        try:
+            while True:
+                with lock:
+                    if shared["done"] is not None:
+                        return
+                    batch, inbox[tid] = inbox[tid], []
+                    cur_ub = shared["ub"]
+                    cap = BIG                         # expand no f above the other parts' least f + slack
+                    for other in range(parts):
+                        if other != tid:
+                            cap = min([cap, tops[other]] + [int(rows[:, 7].min()) for rows in inbox[other]])
+                    cap = cap + PARALLEL_SLACK if cap < BIG else BIG
+                for rows in batch:
+                    _receive(rows, len(rows), cur_ub, bits, per, me["heap"], me["nodes"], me["sizes"], me["best_g"],
+                             me["seen"], *caches)
+                t_slice = time.perf_counter()
+                code = _expand(budget, part_states, cur_ub, cap, before, bits, per, me["heap"], me["nodes"], me["paths"],
+                               me["sizes"], me["best_g"], me["seen"], me["counters"], tid, parts, me["outbox"],
+                               me["out_n"], *caches)
+                sent = me["outbox"][0][:me["out_n"][0]].copy()
+                me["out_n"][0] = 0
+                me["code"] = code
+                with lock:
+                    if len(sent):
+                        for other in range(parts):
+                            if other != tid:
+                                inbox[other].append(sent)
+                                idle[other] = False
+                    if code == GOAL and me["counters"][1] < shared["ub"]:
+                        shared["ub"], shared["goal"], shared["goal_path"] = (int(me["counters"][1]), True,
+                                                                             int(me["counters"][2]))
+                    tops[tid] = int(me["counters"][4])
+                    idle[tid] = code == EMPTY and not inbox[tid]
+                    if code == FULL:
+                        shared["done"] = "feasible"
+                    elif all(idle) and not any(inbox):
+                        shared["done"] = "optimal"
+                    elif REQUESTED.is_set():
+                        shared["done"] = "interrupted"
+                    elif stop_when is not None and stop_when.is_set():
+                        shared["done"] = "stopped"
+                    elif deadline is not None and time.perf_counter() > deadline:
+                        shared["done"] = "time_limit"
+                with wake:
+                    wake.notify_all()
+                    if idle[tid] or code == WAIT:
+                        wake.wait(PARALLEL_SLICE_SECONDS)
+                if code == RUNNING:                   # the whole budget spent: aim the next at the slice
+                    took = time.perf_counter() - t_slice
+                    budget = int(min(max(budget * PARALLEL_SLICE_SECONDS / max(took, 1e-4), 16), 4 * budget))
+        except BaseException as error:                # raised again by the caller's thread
+            errors.append(error)
+            with lock:
+                shared["done"] = "error"
+            with wake:
+                wake.notify_all()
+
+    threads = [threading.Thread(target=run, args=(tid,), daemon=True) for tid in range(1, parts)]
+    with both_cores():
+        for thread in threads:
+            thread.start()
+        run(0)
+        for thread in threads:
+            thread.join()
+    if errors:
+        raise errors[0]
+    counters = np.zeros(7, dtype=np.int64)
+    for me in searches:
+        counters += me["counters"]
+    counters[6] = max(me["counters"][6] for me in searches)   # the root bound: its owner's
+    status, ub = shared["done"], shared["ub"]
+    goal = ub if shared["goal"] and status == "optimal" else None
+    bound = ub
+    if status != "optimal":                            # the least f of every open state, held or on its way
+        for me in searches:
+            if me["code"] == FULL:
+                bound = min(bound, int(me["counters"][3]))
+            if me["sizes"][0] > 0:
+                bound = min(bound, int(me["heap"][0][0, 0]))
+        for rows in inbox:
+            for batch in rows:
+                bound = min(bound, int(batch[:, 7].min()))
+    return _Found(status, bound, counters, searches[0]["paths"], goal=goal, goal_path=shared["goal_path"],
+                  other_paths=searches[-1]["paths"], parts=parts)
 
 
 def default_pattern_size(n: int, members: int | None = None) -> int:
@@ -1494,7 +1730,7 @@ class LatencyAStar(ClosedForm):
         if not kernels_ready(seconds):
             return SolveResult("time_limit", upper, None, 0.0, None if starts is None else starts.astype(np.float64),
                                f"search not run: {NOT_COMPILED}")
-        found = astar_search(inst, upper, starts, deadline=time.perf_counter() + seconds)
+        found = astar_search(inst, upper, starts, deadline=time.perf_counter() + seconds, threads=SEARCH_THREADS)
         why = {"optimal": "search complete", "time_limit": "time limit reached",
                "feasible": f"stopped at {MAX_STATES:,} states", "interrupted": "interrupted (Ctrl-C)"}[found.status]
         x = None if found.starts is None else found.starts.astype(np.float64)

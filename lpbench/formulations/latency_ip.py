@@ -311,9 +311,10 @@ class LatencyIP(Formulation):
         return found
 
     @staticmethod
-    def full_search(inst, incumbent: float, schedule, deadline: float, pattern_size: int | None = None):
+    def full_search(inst, incumbent: float, schedule, deadline: float, pattern_size: int | None = None,
+                    threads: int = 1):
         """``latency-astar`` on the whole instance until ``deadline`` (``pattern_size``: its (P) table's, default
-        ``latency_astar.default_pattern_size``): (bound, "latency-astar", message, (name, schedule better than the
+        ``latency_astar.default_pattern_size``; ``threads``: 2 for its two-part search): (bound, "latency-astar", message, (name, schedule better than the
         incumbent) or None, whether it proved the optimum), or None where its kernels are not compiled and there
         is no time to compile them. The bound is the optimum when the search completes, else its certified least f."""
         import time
@@ -323,7 +324,7 @@ class LatencyIP(Formulation):
         if not kernels_ready(deadline - time.perf_counter()):
             return None
         res = astar_search(inst, incumbent, starts_from_schedule(inst, schedule), deadline=deadline,
-                           pattern_size=pattern_size)
+                           pattern_size=pattern_size, threads=threads)
         better = None
         if res.starts is not None and res.objective is not None and res.objective < incumbent:
             better = ("latency-astar", schedule_from_starts(inst, res.starts))
@@ -346,6 +347,8 @@ class LatencyIP(Formulation):
     event_beside_spread_arrivals = False
     #: what (P) tabulates when the search runs alone (``latency_astar.PATTERN_MEMBERS`` beside the event model)
     solo_pattern_members = 11
+    #: and in how many threads it then searches (``latency_astar.SEARCH_THREADS``: the two-part search)
+    solo_search_threads = 2
 
     @classmethod
     def search_portfolio(cls, inst, incumbent: float, schedule, floor: float, profile, deadline: float):
@@ -368,7 +371,7 @@ class LatencyIP(Formulation):
 
         if not cls.event_partner(inst):
             alone = cls.full_search(inst, incumbent, schedule, deadline,
-                                    default_pattern_size(inst.n, cls.solo_pattern_members))
+                                    default_pattern_size(inst.n, cls.solo_pattern_members), cls.solo_search_threads)
             if alone is not None:                                 # else not compiled: the event model, below
                 bound, source, message, better, _ = alone
                 return bound, source, f"{message} (alone: arrivals spread)", better
