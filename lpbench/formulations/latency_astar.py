@@ -114,6 +114,10 @@ less its last members by peak: ``PATTERN_LEVELS``).
 search empties, UB is optimal. Stopped early (time or state limit), the least f among open nodes (and
 UB) is a certified lower bound: some open node lies on an optimal path with its optimal cost so far
 (the standard A* invariant, kept by re-opening a state reached more cheaply), and its f <= OPT.
+
+**Two parts** (``threads=2``; :func:`_best_first_parallel`). The search can run as two searches in two threads
+that own the states by a hash of the running set and send each other the successors they do not own (hash-
+distributed A*); the same invariant holds with the states on their way counted as open (proof there).
 """
 from __future__ import annotations
 

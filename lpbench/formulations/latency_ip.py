@@ -197,6 +197,9 @@ class LatencyIP(Formulation):
     #: but only when the search's share is at least this long: at 10 s (about 2 s of search at half the step) it
     #: proved none of the four draws of 25-28 requests of the README's 100 and lowered the LB of three, by up to 3.4 %
     full_search_min_seconds = 5.0
+    #: the threads of that search: 1 keeps the other core for the local search beside the step (:meth:`search_beside`,
+    #: which waits while the two-part search holds both cores)
+    full_search_threads = 1
 
     @classmethod
     def runs_chain(cls, inst) -> bool:
@@ -274,7 +277,8 @@ class LatencyIP(Formulation):
             return (found[0], found[1], f"{found[2]}; the exact portfolio: {portfolio[2]}", portfolio[3])
         seconds = cls.full_search_share * (deadline - time.perf_counter())
         if cls.runs_full_search(inst) and seconds >= cls.full_search_min_seconds:
-            whole = cls.full_search(inst, incumbent, schedule, time.perf_counter() + seconds)
+            whole = cls.full_search(inst, incumbent, schedule, time.perf_counter() + seconds,
+                                    threads=cls.full_search_threads)
             if whole is not None:
                 bound, source, message, better, proven = whole
                 if proven:
