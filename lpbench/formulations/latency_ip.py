@@ -198,7 +198,9 @@ class LatencyIP(Formulation):
     #: proved none of the four draws of 25-28 requests of the README's 100 and lowered the LB of three, by up to 3.4 %
     full_search_min_seconds = 5.0
     #: the threads of that search: 1 keeps the other core for the local search beside the step (:meth:`search_beside`,
-    #: which waits while the two-part search holds both cores)
+    #: which waits while the two-part search holds both cores). With 2, on the 22 jaillet-model2 draws of 21-28
+    #: requests at 60 s: the same 10 proven, the LB higher on 9 of the 12 open (up to 1.6 %), lower on 2, the UB worse
+    #: on 4 (docs/seed004-certification.md, "The search in two parts")
     full_search_threads = 1
 
     @classmethod
