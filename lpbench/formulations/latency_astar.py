@@ -877,8 +877,8 @@ def doubled(rows):
 
 @compiled(inline=True)
 def owner(key, parts):
-    """Which of ``parts`` searches owns the states whose running set is packed as ``key`` (:func:`_best_first_parallel`):
-    a hash of the running set."""
+    """Which of ``parts`` searches owns the states whose running set is packed as ``key``
+    (:func:`_best_first_parallel`): a hash of the running set."""
     h = ((key[0] * HASH_MUL + key[1]) * HASH_MUL + key[2]) * HASH_MUL + key[3]
     h ^= h >> 29
     h *= HASH_MIX
@@ -1209,7 +1209,7 @@ SPLIT_GAIN = 1.2
 TABLE_THREADS = 2
 #: the threads of the search where it runs alone (``latency-astar``, and the certify step's search where arrivals are
 #: spread: ``LatencyIP.solo_search_threads``): two parts (:func:`_best_first_parallel`). Search alone, after the
-#: same table, UB = OPT + 1: first 19 requests of jaillet-model2 draw 2, 25.1 -> 17.4 s (2.57 M -> 2.91 M states
+#: same table, UB = OPT + 1: first 19 requests of jaillet-model2 draw 2, 24.7 -> 17.2 s (2.57 M -> 2.93 M states
 #: expanded); first 20 of draw 12, 63.1 -> 44.7 s (4.75 M -> 5.32 M) (docs/seed004-certification.md, "The search
 #: in two parts")
 SEARCH_THREADS = 2
@@ -1438,9 +1438,9 @@ def _best_first_parallel(parts_bounds, before, W0, t0, t_key, ub, deadline, max_
                     _receive(rows, len(rows), cur_ub, bits, per, me["heap"], me["nodes"], me["sizes"], me["best_g"],
                              me["seen"], *caches)
                 t_slice = time.perf_counter()
-                code = _expand(budget, part_states, cur_ub, cap, before, bits, per, me["heap"], me["nodes"], me["paths"],
-                               me["sizes"], me["best_g"], me["seen"], me["counters"], tid, parts, me["outbox"],
-                               me["out_n"], *caches)
+                code = _expand(budget, part_states, cur_ub, cap, before, bits, per, me["heap"], me["nodes"],
+                               me["paths"], me["sizes"], me["best_g"], me["seen"], me["counters"], tid, parts,
+                               me["outbox"], me["out_n"], *caches)
                 sent = me["outbox"][0][:me["out_n"][0]].copy()
                 me["out_n"][0] = 0
                 me["code"] = code
@@ -1715,10 +1715,11 @@ class LatencyAStar(ClosedForm):
     exact = True
     engine = "astar"               # no external solver: the search above
     integral_objective = True
-    summary = ("exact A* search over rounds, bounded by the completion-time lemmas and exact optima of subsets "
-               "(up to 40 requests; with CP-SAT beside it, proves the 17-request prefixes of the paper's 20 first "
-               "Model-1 draws and the 18-request ones of Model 2 within 53 s, and alone 18 of the 24 Model-2 draws "
-               "of 20-28 requests and 3 of the 22 of 29-33 within 300 s; stopped early: a certified lower bound)")
+    summary = ("exact A* search over rounds, bounded by the completion-time lemmas and exact optima of subsets, "
+               "in two threads (up to 40 requests; with CP-SAT beside it, proves the 17-request prefixes of the "
+               "paper's 20 first Model-1 draws and the 18-request ones of Model 2 within 53 s, and alone 18 of the 24 "
+               "Model-2 draws of 20-28 requests and 3 of the 22 of 29-33 within 300 s; stopped early: a certified "
+               "lower bound)")
     search_incumbent = staticmethod(LatencyIP.search_incumbent)
     max_requests = MAX_REQUESTS   # refused above it (solve.check_applicable), before policies run
     scalable_alternative = LatencyIP.scalable_alternative
