@@ -414,6 +414,21 @@ def pack_ages(ids, ages, bits, per):
     return (w0, w1, w2, w3)
 
 
+@compiled(inline=True)
+def unpack_ages(key, ids, ages, bits, per):
+    """The running set packed as ``key`` (:func:`pack_ages`) into ``ids`` and ``ages`` (ascending ids); returns how
+    many run."""
+    mask = (1 << bits) - 1
+    q = 0
+    for i in range(len(ids)):
+        age = (key[i // per] >> ((i % per) * bits)) & mask
+        if age > 0:
+            ids[q] = i
+            ages[q] = age
+            q += 1
+    return q
+
+
 @compiled
 def waiting_parts(W, o, p, vol, G3_first):
     """The parts of h that depend on the waiting set W alone: its members idx (ascending), their o, the prefix
@@ -913,24 +928,15 @@ def _receive(rows, count, ub, bits, per, heap, nodes, sizes, best_g, seen, a, s,
     :func:`_expand_slice` admits its own successors: unless stored at most as cheaply or dominated, scored
     (f = max(g + h, the parent's f): pathmax) and pushed when f < ``ub``."""
     n = len(s)
-    mask = (1 << bits) - 1
     ids2 = np.empty(n, dtype=np.int64)
     ages2 = np.empty(n, dtype=np.int64)
-    words = np.zeros(4, dtype=np.int64)
     for r in range(count):
         W2, t2, g2, f, path2 = rows[r, 0], rows[r, 1], rows[r, 6], rows[r, 7], rows[r, 8]
         key = (rows[r, 2], rows[r, 3], rows[r, 4], rows[r, 5])
         key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
         if best_g.get(key2, BIG) <= g2:
             continue
-        words[0], words[1], words[2], words[3] = key[0], key[1], key[2], key[3]
-        q2 = 0
-        for i in range(n):
-            age = (words[i // per] >> ((i % per) * bits)) & mask   # as pack_ages packs it
-            if age > 0:
-                ids2[q2] = i
-                ages2[q2] = age
-                q2 += 1
+        q2 = unpack_ages(key, ids2, ages2, bits, per)
         if dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
             continue
         f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span, a_last,
@@ -971,8 +977,6 @@ def _expand_slice(budget, max_states, ub, cap, before, bits, per, heap, nodes, p
                   wait_slot, wait_parts, pattern, G1s, groups, rest_h, work):
     """The loop of :func:`_expand`."""
     n = len(s)
-    mask = (1 << bits) - 1
-    words = np.zeros(4, dtype=np.int64)
     ids = np.empty(n, dtype=np.int64)
     ages = np.empty(n, dtype=np.int64)
     arrived = np.empty(n, dtype=np.int64)
@@ -1009,14 +1013,7 @@ def _expand_slice(budget, max_states, ub, cap, before, bits, per, heap, nodes, p
         if len(best_g) > max_states:
             counters[3] = f
             return FULL
-        words[0], words[1], words[2], words[3] = w0, w1, w2, w3
-        q = 0
-        for i in range(n):
-            age = (words[i // per] >> ((i % per) * bits)) & mask   # as pack_ages packs it
-            if age > 0:
-                ids[q] = i
-                ages[q] = age
-                q += 1
+        q = unpack_ages((w0, w1, w2, w3), ids, ages, bits, per)
         n_arr = 0
         n_wait = 0
         for j in range(n):
