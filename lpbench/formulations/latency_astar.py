@@ -914,6 +914,23 @@ def send(outbox, out_n, W, t, key, g, f, path):
     out_n[0] = i + 1
 
 
+@compiled(inline=True)
+def extended_path(paths, sizes, t, X, path, parts, tid):
+    """The path of a successor: ``path``, with a row (t, X started at t, parent) added to this part's store when X
+    is not empty (numbered row · ``parts`` + ``tid``: :func:`path_starts`)."""
+    if X == 0:
+        return path
+    return add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0) * parts + tid
+
+
+@compiled(inline=True)
+def admissible(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
+    """Whether a successor (state key ``key2``, running requests ``ids2[:q2]`` at ``ages2[:q2]``) reached at cost g2
+    is kept: not stored at most as cheaply, nor dominated (:func:`dominated`), as :func:`_expand_slice` and
+    :func:`_receive` admit successors."""
+    return best_g.get(key2, BIG) > g2 and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)
+
+
 #: the columns of a message between the parts of :func:`_best_first_parallel` (:func:`send`)
 MESSAGE_COLUMNS = 9
 
@@ -934,10 +951,8 @@ def _receive(rows, count, ub, bits, per, heap, nodes, sizes, best_g, seen, a, s,
         W2, t2, g2, f, path2 = rows[r, 0], rows[r, 1], rows[r, 6], rows[r, 7], rows[r, 8]
         key = (rows[r, 2], rows[r, 3], rows[r, 4], rows[r, 5])
         key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
-        if best_g.get(key2, BIG) <= g2:
-            continue
         q2 = unpack_ages(key, ids2, ages2, bits, per)
-        if dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
+        if not admissible(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
             continue
         f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span, a_last,
                                   G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h,
@@ -1074,20 +1089,16 @@ def _expand_slice(budget, max_states, ub, cap, before, bits, per, heap, nodes, p
                             q2 += 1
                     key = pack_ages(ids2[:q2], ages2[:q2], bits, per)
                     W2, t2, g2 = W & ~X, t + 1, g + cost
-                if not start and parts > 1 and owner(key, parts) != tid and not (X == 0 and idle_dominated):
-                    # the other part's state: its owner checks and scores it; a twin of (b) here drops it first
-                    if not dominated(best_g, seen, (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3]),
-                                     ids2, ages2, q2, o, g2, bits, per):
-                        path2 = path
-                        if X != 0:
-                            path2 = add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0) * parts + tid
-                        send(outbox, out_n, W2, t2, key, g2, f, path2)
-                elif start or not (X == 0 and idle_dominated):
+                if start or not (X == 0 and idle_dominated):
                     key2 = (W2, t2 if t2 < a_last else -1, key[0], key[1], key[2], key[3])
-                    if start or (best_g.get(key2, BIG) > g2
-                               and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)):
-                        f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span,
-                                                  a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts,
+                    if not start and parts > 1 and owner(key, parts) != tid:
+                        # the other part's state: its owner checks and scores it; a twin of (b) here drops it first
+                        if not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
+                            send(outbox, out_n, W2, t2, key, g2, f,
+                                 extended_path(paths, sizes, t, X, path, parts, tid))
+                    elif start or admissible(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
+                        f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M,
+                                                  span, a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts,
                                                   pattern, G1s, groups, rest_h, work),
                                  f)   # pathmax
                         if start:
@@ -1095,11 +1106,9 @@ def _expand_slice(budget, max_states, ub, cap, before, bits, per, heap, nodes, p
                         if f2 < ub:
                             if not start:
                                 remember(best_g, seen, key2, g2)
-                            path2 = path
-                            if X != 0:
-                                path2 = add_row(paths, sizes, 2, t, X, path, 0, 0, 0, 0) * parts + tid
-                            heap_push(heap, sizes, f2, -g2,
-                                      add_row(nodes, sizes, 1, W2, t2, key[0], key[1], key[2], key[3], path2))
+                            heap_push(heap, sizes, f2, -g2, add_row(nodes, sizes, 1, W2, t2, key[0], key[1], key[2],
+                                                                    key[3], extended_path(paths, sizes, t, X, path,
+                                                                                          parts, tid)))
                 if start:
                     break
             if next_q[depth] >= n_arr:
