@@ -75,6 +75,10 @@ ap.add_argument("--pattern-members", type=int,
 ap.add_argument("--event-beside-spread", action="store_true",
                 help="run the event model beside the search where arrivals are spread too, with the table of "
                      "latency_astar.PATTERN_MEMBERS (as before 5a07a25; LatencyIP.event_beside_spread_arrivals)")
+ap.add_argument("--search-alone-simultaneous", action="store_true",
+                help="where every request arrives at once (Model 1), run the search alone on both cores (two parts, "
+                     "LatencyIP.solo_pattern_members) instead of beside the event model "
+                     "(LatencyIP.event_beside_simultaneous_arrivals = False)")
 ap.add_argument("--full-search-threads", type=int, choices=(1, 2),
                 help="threads of the search on all the requests above 20 (default: LatencyIP.full_search_threads; 2: "
                      "its two-part search, the local search beside it waiting meanwhile)")
@@ -108,6 +112,8 @@ if args.pattern_members is not None:
     latency_astar.PATTERN_MEMBERS = LatencyIP.solo_pattern_members = args.pattern_members
 if args.event_beside_spread:
     LatencyIP.event_beside_spread_arrivals = True
+if args.search_alone_simultaneous:
+    LatencyIP.event_beside_simultaneous_arrivals = False
 if args.full_search_threads is not None:
     LatencyIP.full_search_threads = args.full_search_threads
 if args.copies is not None:
