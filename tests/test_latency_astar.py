@@ -618,29 +618,33 @@ def test_portfolio_stopped_by_its_deadline_returns_a_certified_bound():
                                and verify(inst, better[1]).metrics["total_latency"] < total_latency(inst, start))
 
 
-def test_portfolio_runs_the_search_alone_where_arrivals_are_spread(monkeypatch):
-    """jaillet-model2 draw 3's first 14 requests (arrivals spread; OPT = 490, scratch run of the search alone): the
-    step proves 490 with the search alone, its table of ``solo_pattern_members``, in two parts, and never builds the
-    event model;
-    with ``event_beside_spread_arrivals`` the event model runs beside the search again, as where all arrive at once."""
+@pytest.mark.parametrize("model, k, n, opt, switch", [
+    ("jaillet-model2", 3, 14, 490, "event_beside_spread_arrivals"),
+    ("jaillet-model1", 2, 12, 388, "event_beside_simultaneous_arrivals")])
+def test_portfolio_runs_the_search_alone_or_beside_the_event_model(monkeypatch, model, k, n, opt, switch):
+    """jaillet-model2 draw 3's first 14 requests (arrivals spread; OPT = 490, scratch run of the search alone) and
+    jaillet-model1 draw 2's first 12 (all at once; OPT = 388, the event model's proof above): with ``switch`` off
+    (the default where arrivals are spread) the step proves the optimum with the search alone, its table of
+    ``solo_pattern_members``, in two parts, and never builds the event model; with it on (the default where all
+    arrive at once) the event model runs beside the search."""
     from lpbench.formulations.latency_event import LatencyEvent
     from lpbench.solvers.base import SolverProfile
 
-    inst = parse_instance(jaillet.instance("jaillet-model2", 0, 3, first=14))
+    inst = parse_instance(jaillet.instance(model, 0, k, first=n))
     start = int(inst.arrival.max()) + np.arange(inst.n) * int(inst.output.max())     # serial after the last arrival
     serial = schedule_from_starts(inst, start)
     built, build = [], LatencyEvent.build
     monkeypatch.setattr(LatencyEvent, "build", lambda self: built.append(self) or build(self))
     tables = []
     search = latency_astar.astar_search
-    monkeypatch.setattr(latency_astar, "astar_search", lambda *a, **k: tables.append(
-        (k.get("pattern_size"), k.get("threads", 1))) or search(*a, **k))
+    monkeypatch.setattr(latency_astar, "astar_search", lambda *a, **kw: tables.append(
+        (kw.get("pattern_size"), kw.get("threads", 1))) or search(*a, **kw))
     for partner in (False, True):
-        monkeypatch.setattr(LatencyIP, "event_beside_spread_arrivals", partner)
+        monkeypatch.setattr(LatencyIP, switch, partner)
         bound, source, message, better = LatencyIP.search_portfolio(
             inst, total_latency(inst, start), serial, 0.0, SolverProfile("cpsat", "cpsat"), time.perf_counter() + 60)
-        assert bound == 490 and bool(built) == partner and ("alone" in message) != partner
-        assert verify(inst, better[1]).metrics["total_latency"] == 490
+        assert bound == opt and bool(built) == partner and ("alone" in message) != partner
+        assert verify(inst, better[1]).metrics["total_latency"] == opt
     assert tables == [(min(inst.n - 2, LatencyIP.solo_pattern_members), 2), (None, 1)]
 
 

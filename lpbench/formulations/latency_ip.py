@@ -354,7 +354,10 @@ class LatencyIP(Formulation):
     #: on two threads undisturbed and tabulates ``solo_pattern_members`` (docs/seed004-certification.md, "The
     #: search alone where arrivals are spread")
     event_beside_spread_arrivals = False
-    #: where every request arrives at once the event model proved 1-4 of the 20 draws of each n = 12-18 of Model 1
+    #: where every request arrives at once (Model 1) the event model proved 1-4 of the 20 draws of each n = 12-18
+    #: beside the search; the search alone in two parts proved as many at n = 18 at best, and its proofs from
+    #: n = 13 on were slower (the Model-1 ladder at f69a839: docs/seed004-certification.md, "Model 1 with the
+    #: search alone")
     event_beside_simultaneous_arrivals = True
     #: what (P) tabulates when the search runs alone (``latency_astar.PATTERN_MEMBERS`` beside the event model)
     solo_pattern_members = 11
@@ -369,8 +372,9 @@ class LatencyIP(Formulation):
         (docs/seed004-certification.md): the search is fast where large requests must run one after
         another, the event model where many small ones share memory (it proves n = 12 prefixes in
         4-5 s that ``latency-cp``, the partner before, left open after 30 s). The first to finish stops
-        the other. Where arrivals are spread (:meth:`event_partner`) the search runs alone, with a larger
-        table; where its kernels are not compiled, the event model runs alone on both cores. Returns (bound,
+        the other. Where :meth:`event_partner` says no (by default where arrivals are spread) the search runs
+        alone, with a larger table and in two parts; where its kernels are not compiled, the event model runs alone
+        on both cores. Returns (bound,
         source, message, (method, schedule better than the incumbent) or None); the bound is the proven optimum,
         or else the larger of the two certified bounds."""
         import threading
@@ -385,7 +389,7 @@ class LatencyIP(Formulation):
                                     default_pattern_size(inst.n, cls.solo_pattern_members), cls.solo_search_threads)
             if alone is not None:                                 # else not compiled: the event model, below
                 bound, source, message, better, _ = alone
-                return bound, source, f"{message} (alone: arrivals spread)", better
+                return bound, source, f"{message} (alone on both cores)", better
         search = kernels_ready(deadline - time.perf_counter())    # else the event model alone, on both cores
         done = threading.Event()
         cp = LatencyEvent(inst, incumbent_objective=incumbent)
