@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from lpbench.formulations import latency_astar as la
-from lpbench.formulations.latency_ip import LatencyIP, identical_groups
+from lpbench.formulations.latency_ip import LatencyIP
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
 
@@ -38,22 +38,20 @@ inst = parse_instance(jaillet.instance(args.model, args.seed, args.draw, first=a
 a, s, o = ([int(x) for x in v] for v in (inst.arrival, inst.prompt, inst.output))
 n = inst.n
 bounds = la._Bounds(a, s, o, int(inst.memory))
-before = np.zeros(n, dtype=np.int64)                  # as the search: identical requests start in order
-for group in identical_groups(inst):
-    for i, j in zip(group, group[1:]):
-        before[j] = 1 << i
+before = la.identical_before(inst)                    # as the search: identical requests start in order
 members = la.pattern_members(bounds, la.default_pattern_size(n, args.members))
 copies = la.pattern_copies(bounds, members, la.COPY_ROOM)
 print(f"{args.model} draw {args.draw}, first {n} requests, M = {inst.memory}: members (s, o) "
       f"{[(s[j], o[j]) for j in members]}, copies {[[(s[j], o[j]) for j in g] for g in copies]}")
 
-exact_best_first, exact_stage = la._best_first, la.tabulate_stage
+exact_best_first, exact_stage, state_limit = la._best_first, la.tabulate_stage, la.MAX_STATES
 stage, capped = [0], [0]
 
 
-def capped_best_first(*call):
-    """An entry's search stopped at --cap stored states; its certified bound counts as the entry."""
-    found = exact_best_first(*call[:8], args.cap, *call[9:])
+def capped_best_first(*call, **named):
+    """An entry's search stopped at the state limit (``latency_astar.MAX_STATES``, set to --cap meanwhile); its
+    certified bound counts as the entry, so the stage is kept."""
+    found = exact_best_first(*call, **named)
     if found.status == "feasible":
         capped[0] += 1
         found.status = "optimal"
@@ -62,10 +60,11 @@ def capped_best_first(*call):
 
 def timed_stage(tables, before_t, subsets, deadline, stop_when):
     stage[0] += 1
-    la._best_first = capped_best_first if args.cap and stage[0] >= args.cap_from else exact_best_first
+    if args.cap and stage[0] >= args.cap_from:
+        la._best_first, la.MAX_STATES = capped_best_first, args.cap
     t = time.perf_counter()
     complete = exact_stage(tables, before_t, subsets, deadline, stop_when)
-    la._best_first = exact_best_first
+    la._best_first, la.MAX_STATES = exact_best_first, state_limit
     print(f"  stage {stage[0]}: {len(subsets)} entries, {time.perf_counter() - t:.2f} s", flush=True)
     return complete
 
@@ -80,7 +79,7 @@ print(f"table: {table_seconds:.1f} s, {capped[0]} entries capped at {args.cap} s
 full, t0 = (1 << n) - 1, min(a)
 t = time.perf_counter()
 found = la._best_first_parallel([bounds, bounds.with_own_caches()], before, full, t0, t0 if t0 < bounds.a_last else -1,
-                                args.ub, t + args.seconds, la.MAX_STATES, None)
+                                args.ub, t + args.seconds, state_limit, None)
 search_seconds = time.perf_counter() - t
 print(f"search (two parts, UB {args.ub}): {found.status}, bound {found.bound}, {found.expanded:,} expanded, "
       f"{search_seconds:.1f} s; table + search {table_seconds + search_seconds:.1f} s")

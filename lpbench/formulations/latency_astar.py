@@ -1278,6 +1278,16 @@ def astar_search(inst, upper: float | None = None, upper_starts=None, deadline: 
     return found
 
 
+def identical_before(inst) -> np.ndarray:
+    """Per request, the bit of the identical request listed just before it, 0 for none (the search's symmetry
+    breaking: identical requests start in index order; :func:`~lpbench.formulations.latency_ip.identical_groups`)."""
+    before = np.zeros(inst.n, dtype=np.int64)
+    for group in identical_groups(inst):
+        for i, j in zip(group, group[1:]):
+            before[j] = 1 << i
+    return before
+
+
 def _search(inst, upper, upper_starts, deadline, max_states, stop_when, pattern_size, pattern_levels, plain_seconds,
             copy_room, threads) -> SearchResult:
     """:func:`astar_search` on an instance whose chain table covers its first ``TABLE_REQUESTS`` requests."""
@@ -1285,10 +1295,7 @@ def _search(inst, upper, upper_starts, deadline, max_states, stop_when, pattern_
     a, s, o = ([int(x) for x in v] for v in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
     bounds = _Bounds(a, s, o, M)
-    before = np.zeros(n, dtype=np.int64)              # the identical request listed just before (symmetry)
-    for group in identical_groups(inst):
-        for i, j in zip(group, group[1:]):
-            before[j] = 1 << i
+    before = identical_before(inst)
     size = default_pattern_size(n) if pattern_size is None else pattern_size
     ub = BIG if upper is None else int(round(upper))
     full, t0 = (1 << n) - 1, min(a)
