@@ -454,6 +454,54 @@ def test_refused_beyond_its_size_with_the_reason():
         astar_search(long)
 
 
+def wide30(longest=300):
+    """30 requests with arrivals spread whose longest output, 300, takes 9 bits: 7 ages to a word, 28 in a key."""
+    n = 30
+    return parse_instance({"name": "wide30", "memory": 400, "requests": {
+        "arrival": [2 * i for i in range(n)], "prompt": [10 + (7 * i) % 20 for i in range(n)],
+        "output": [longest] + [5 + (11 * i) % 40 for i in range(n - 1)]}})
+
+
+def test_certify_step_bounds_without_the_search_what_it_cannot_take(monkeypatch):
+    """Where long outputs leave the search's state key too few ages (:func:`unsearchable`), ``latency-ip``'s certify
+    step bounds the instance by its other methods instead of failing with the search's refusal (`lpbench solve` on
+    a 30-request Azure prefix at rho = 0.8, outputs up to 467, exited 2 with "--formulation: 'latency-astar' packs
+    ..."): on 21-40 requests it skips the search on all of them; up to 20 the event model runs alone and says why."""
+    from lpbench.formulations.latency_astar import unsearchable
+    from lpbench.solvers.base import SolverProfile
+
+    inst = wide30()
+    assert "at most 28 requests, and it has 30" in unsearchable(inst)
+    assert unsearchable(wide30(longest=256)) is None and LatencyIP.runs_full_search(wide30(longest=256))
+    assert not LatencyIP.runs_full_search(inst)
+    monkeypatch.setattr(LatencyIP, "full_search_min_seconds", 0.1)      # the search's branch at any time left
+    rep = solve_instance(inst, "latency-ip", "highs", 8, ["mc-sf"])
+    assert rep["objective"] is not None and rep["bound"] is not None and rep["bound"] <= rep["objective"]
+    assert rep["bound_source"] != "latency-astar"
+    n = 17                                             # 4,200 takes 13 bits: 4 ages to a word, 16 in a key
+    long = parse_instance({"name": "long17", "memory": 4300, "requests": {
+        "arrival": [0] * n, "prompt": [5] * n, "output": [4200] + list(range(3, 3 + n - 1))}})
+    start = np.concatenate([[0], np.cumsum(long.output)[:-1]])          # serial: always feasible
+    bound, source, message, _ = LatencyIP.search_portfolio(
+        long, total_latency(long, start), schedule_from_starts(long, start), 0.0, SolverProfile("cpsat", "cpsat"),
+        time.perf_counter() + 5)
+    assert source == "latency-event" and bound <= total_latency(long, start)
+    assert "latency-astar not run: it packs the running requests' ages" in message, message
+
+
+def test_subset_bound_skips_a_subset_the_search_cannot_take(monkeypatch):
+    """``subset-bound``'s U of 20 requests, outputs of 13 bits (16 ages to a key): (0, the reason, False), not
+    the search's refusal."""
+    from lpbench.formulations import subset_bound as sb
+
+    monkeypatch.setattr(sb, "kernels_ready", lambda seconds: True)
+    n = 24
+    inst = parse_instance({"name": "long24", "memory": 1 << 14, "requests": {
+        "arrival": [0] * n, "prompt": [1] * n, "output": [4200 + i for i in range(20)] + [1] * 4}})
+    value, why, complete = sb.subset_bound(inst, time.perf_counter() + 30, members=20)
+    assert (value, complete) == (0, False) and why.startswith("subset search not run: it packs"), why
+
+
 def kinds_instance(name, memory, requests):
     """An instance of (arrival, prompt, output) triples."""
     return parse_instance({"name": name, "memory": memory, "requests": {

@@ -742,17 +742,25 @@ def chain_bound(c, part):
     return pair
 
 
-def refuse_if_too_large(inst) -> None:
+def unsearchable(inst) -> str | None:
+    """Why the search cannot take ``inst``, or None: more than ``MAX_REQUESTS`` requests, or more running requests
+    than ``AGE_WORDS`` words of a state's key hold at the bit width of its longest output (:func:`age_layout`). The
+    certify step of ``latency-ip`` asks before it runs the search, and bounds such instances without it."""
     if inst.n > MAX_REQUESTS:
-        raise InputError(f"--formulation: 'latency-astar' searches instances of at most {MAX_REQUESTS} requests "
-                         f"(an exact search over the running requests' ages, packed in {AGE_WORDS} words per state); "
-                         f"{inst.name} has {inst.n}; "
-                         f"{LatencyIP.scalable_alternative}")
+        return (f"it searches instances of at most {MAX_REQUESTS} requests (an exact search over the running "
+                f"requests' ages, packed in {AGE_WORDS} words per state), and {inst.name} has {inst.n}")
     bits, per = age_layout(inst.output)
     if inst.n > AGE_WORDS * per:
-        raise InputError(f"--formulation: 'latency-astar' packs the running requests' ages in {AGE_WORDS} words of "
-                         f"64 bits, {per} ages of {bits} bits each for {inst.name}'s longest output, "
-                         f"{int(inst.output.max())}: at most {AGE_WORDS * per} requests, and it has {inst.n}; "
+        return (f"it packs the running requests' ages in {AGE_WORDS} words of 64 bits, {per} ages of {bits} bits "
+                f"each for {inst.name}'s longest output, {int(inst.output.max())}: at most {AGE_WORDS * per} "
+                f"requests, and it has {inst.n}")
+    return None
+
+
+def refuse_if_too_large(inst) -> None:
+    why = unsearchable(inst)
+    if why is not None:
+        raise InputError(f"--formulation: 'latency-astar' cannot search {inst.name}: {why}; "
                          f"{LatencyIP.scalable_alternative}")
 
 

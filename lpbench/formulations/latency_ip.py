@@ -214,10 +214,12 @@ class LatencyIP(Formulation):
     def runs_full_search(cls, inst) -> bool:
         """Whether the certify step runs ``latency-astar`` on all the requests before the chain: above the chain
         table's size (up to it, the exact portfolio searches) and above ``astar_max_requests``, within
-        ``full_search_max_requests``."""
-        from .latency_astar import TABLE_REQUESTS
+        ``full_search_max_requests``, where the search can take the instance (:func:`~.latency_astar.unsearchable`:
+        long outputs leave fewer requests room in its state key)."""
+        from .latency_astar import TABLE_REQUESTS, unsearchable
 
-        return max(cls.astar_max_requests, TABLE_REQUESTS) < inst.n <= cls.full_search_max_requests
+        return (max(cls.astar_max_requests, TABLE_REQUESTS) < inst.n <= cls.full_search_max_requests
+                and unsearchable(inst) is None)
 
     @classmethod
     def certify_share(cls, inst) -> float | None:
@@ -373,24 +375,27 @@ class LatencyIP(Formulation):
         another, the event model where many small ones share memory (it proves n = 12 prefixes in
         4-5 s that ``latency-cp``, the partner before, left open after 30 s). The first to finish stops
         the other. Where :meth:`event_partner` says no (by default where arrivals are spread) the search runs
-        alone, with a larger table and in two parts; where its kernels are not compiled, the event model runs alone
-        on both cores. Returns (bound,
+        alone, with a larger table and in two parts; where its kernels are not compiled, or the search cannot take
+        the instance (:func:`~.latency_astar.unsearchable`), the event model runs alone on both cores. Returns (bound,
         source, message, (method, schedule better than the incumbent) or None); the bound is the proven optimum,
         or else the larger of the two certified bounds."""
         import threading
         import time
 
         from ..solvers.base import SolverProfile
-        from .latency_astar import NOT_COMPILED, astar_search, default_pattern_size, kernels_ready
+        from .latency_astar import NOT_COMPILED, astar_search, default_pattern_size, kernels_ready, unsearchable
         from .latency_event import LatencyEvent
 
-        if not cls.event_partner(inst):
+        why_not = unsearchable(inst)
+        if why_not is None and not cls.event_partner(inst):
             alone = cls.full_search(inst, incumbent, schedule, deadline,
                                     default_pattern_size(inst.n, cls.solo_pattern_members), cls.solo_search_threads)
             if alone is not None:                                 # else not compiled: the event model, below
                 bound, source, message, better, _ = alone
                 return bound, source, f"{message} (alone on both cores)", better
-        search = kernels_ready(deadline - time.perf_counter())    # else the event model alone, on both cores
+        if why_not is None and not kernels_ready(deadline - time.perf_counter()):
+            why_not = NOT_COMPILED
+        search = why_not is None                                  # else the event model alone, on both cores
         done = threading.Event()
         cp = LatencyEvent(inst, incumbent_objective=incumbent)
         cp.objective_floor = floor
@@ -425,7 +430,7 @@ class LatencyIP(Formulation):
         # no state counts or seconds here: the message is part of a result row (bench), which should
         # not change from run to run when the outcome does not
         note = (f"latency-astar {res.status}, latency-event (CP-SAT, 1 worker) {cp_res.status}" if search else
-                f"latency-astar not run: {NOT_COMPILED}; latency-event (CP-SAT, 2 workers) {cp_res.status}")
+                f"latency-astar not run: {why_not}; latency-event (CP-SAT, 2 workers) {cp_res.status}")
         if search and res.status == "optimal":
             better = res.objective < incumbent
             return (res.objective, "latency-astar", note,

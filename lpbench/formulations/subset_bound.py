@@ -31,7 +31,7 @@ from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
 from .chain import drop_orders
-from .latency_astar import TABLE_REQUESTS, astar_search, kernels_ready
+from .latency_astar import TABLE_REQUESTS, astar_search, kernels_ready, unsearchable
 from .latency_ip import starts_from_schedule
 from .volume import VolumeBound, bound_alone
 
@@ -67,14 +67,18 @@ def certified(bound: float) -> int:
 def subset_bound(inst, deadline: float, schedule=None, members: int | None = None) -> tuple[int, str, bool]:
     """(certified lower bound on total latency, what gave it, whether the search on U completed) by the module
     docstring's argument, or (0, why not, False) when the search does not run (too little time for
-    ``MIN_MEMBERS`` requests, or its kernels not compiled). ``schedule``: a verified schedule of ``inst``;
-    ``members``: the size m of U (default :func:`subset_size`)."""
+    ``MIN_MEMBERS`` requests, its kernels not compiled, or U beyond what the search can take:
+    :func:`~.latency_astar.unsearchable`). ``schedule``: a verified schedule of ``inst``; ``members``: the size m of
+    U (default :func:`subset_size`)."""
     m = subset_size(inst.n, deadline - time.perf_counter()) if members is None else members
     if m == 0 or not kernels_ready(deadline - time.perf_counter()):
         return 0, "subset search not run: too little time", False
     order = drop_orders(inst.prompt, inst.output)["shortest"]
     U, R = np.sort(order[inst.n - m:]), order[:inst.n - m]
     sub = sub_instance(inst, U)
+    why_not = unsearchable(sub)
+    if why_not is not None:
+        return 0, f"subset search not run: {why_not}", False
     starts = None if schedule is None else starts_from_schedule(inst, schedule)
     upper = None
     if starts is not None:                      # the schedule restricted to U: the search's incumbent
@@ -83,9 +87,11 @@ def subset_bound(inst, deadline: float, schedule=None, members: int | None = Non
     rest, how = bound_alone(inst, R), "by volume"
     rest_seconds = REST_SHARE * (deadline - time.perf_counter())
     if len(R) >= 2 and subset_size(len(R), rest_seconds, least=2) == len(R):   # its whole table fits
-        on_r = astar_search(sub_instance(inst, np.sort(R)), deadline=time.perf_counter() + rest_seconds)
-        if on_r.bound is not None and certified(on_r.bound) > rest:
-            rest, how = certified(on_r.bound), f"by latency-astar ({on_r.status})"
+        rest_instance = sub_instance(inst, np.sort(R))
+        if unsearchable(rest_instance) is None:
+            on_r = astar_search(rest_instance, deadline=time.perf_counter() + rest_seconds)
+            if on_r.bound is not None and certified(on_r.bound) > rest:
+                rest, how = certified(on_r.bound), f"by latency-astar ({on_r.status})"
     found = astar_search(sub, upper, starts, deadline=deadline)
     if found.bound is None:
         return 0, "subset search stopped before its root bound", False
