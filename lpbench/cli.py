@@ -283,7 +283,9 @@ def cmd_solve(args) -> int:
         _log("interrupted: the best schedule found so far was verified"
              + (f" and written to {args.out}" if args.out and schedule is not None else ""))
         return EXIT_INTERRUPTED
-    return 0 if rep["status"] in ("optimal", "feasible", "time_limit", "licence_limit") else 1
+    result = rep["status"] in ("optimal", "feasible", "time_limit", "licence_limit")
+    refused_with_schedule = rep["status"] == "refused" and rep["objective"] is not None and rep["verified"]
+    return 0 if result or refused_with_schedule else 1
 
 
 def cmd_export(args) -> int:

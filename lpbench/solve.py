@@ -1,7 +1,9 @@
 """The solve pipeline: policies -> incumbent -> formulation -> backend -> verified schedule -> ratios.
 
 0. A model too large to build even at the smallest horizon any incumbent could give it is refused at once
-   (:func:`refuse_too_large_early`); otherwise its size is checked again before it is built (step 3).
+   (:func:`refuse_too_large_early`); otherwise its size is checked again before it is built (step 3): an exact
+   model still too large there is not built (status ``refused``), and the best verified schedule and the certified
+   bound are reported; a relaxation too large there is refused as at step 0 (exit 2).
 1. Simulate every applicable policy; each schedule is verified (a failure is a bug and raises).
 2. The best verified policy schedule is the incumbent: its objective tightens the model's horizon
    (where the formulation has a proven tightening) and it is passed as a MIP start / hint.
@@ -137,6 +139,21 @@ class _ProvenByBound(Exception):
 class _NoTimeLeft(Exception):
     """Raised inside the solve block when less than ``MIN_SOLVE_SECONDS`` (and a fifth of the limit) is left for
     an exact model and a verified schedule is held: building or solving it would only overrun the limit."""
+
+
+class _TooLargeAfterSearch(Exception):
+    """Raised inside the solve block when an exact model is too large to build at the best verified schedule's
+    horizon (the check after the policies, the incumbent search and the certify step): status ``refused``, and the
+    schedule and the certified bound they found are reported, not dropped for an exit 2."""
+
+
+def _check_size_after_search(cls, form, best) -> None:
+    try:
+        form.check_size()
+    except InputError as e:
+        if cls.exact and best is not None:
+            raise _TooLargeAfterSearch(str(e)) from None
+        raise
 
 
 def _check_time_left(cls, best, t_enter: float, limit: float, step: str) -> None:
@@ -292,14 +309,14 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                 best = certified[3]   # the step found a better schedule (optimal if it proved its bound)
         if certified is not None and certified[0] >= best.objective - TOL:
             raise _ProvenByBound
-        _check_time_left(cls, best, t_enter, profile.time_limit, "to build")
-        if log:
-            log(f"building {formulation}")
         t0 = time.perf_counter()
         form = cls(inst, incumbent_objective=best.objective if best else None)
         if certified is not None:
             form.objective_floor = certified[0]
-        form.check_size()
+        _check_size_after_search(cls, form, best)      # first: too large is the answer whatever the time left
+        _check_time_left(cls, best, t_enter, profile.time_limit, "to build")
+        if log:
+            log(f"building {formulation}")
         form.build_deadline = t_enter + profile.time_limit
         model = form.build()
         native = getattr(cls, "native_backend", None) or getattr(cls, "closed_form", False)
@@ -330,6 +347,10 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
                           message=f"proven by the {certified[1]} bound ({certified[2]}); the exact model was not solved")
         if log:
             log(f"  proven optimal: {certified[1]} bound {certified[0]:g} = verified {best.name}")
+    except _TooLargeAfterSearch as e:  # keep the best verified schedule and the certified bound
+        res = SolveResult("refused", message=str(e))
+        if log:
+            log(f"  {e}")
     except (_NoTimeLeft, BuildTimeLimit) as e:  # no time left, or a model too large to build in it: keep the best
         if isinstance(e, BuildTimeLimit):       # verified schedule
             build_seconds = time.perf_counter() - t0

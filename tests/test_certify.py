@@ -119,6 +119,36 @@ def test_a_model_that_fits_only_at_a_smaller_incumbent_is_sized_again_after_the_
     assert "simulating policy mc-sf" in err
 
 
+def test_an_exact_model_too_large_after_the_search_reports_what_it_found(capsys, monkeypatch, tmp_path):
+    """The exact model: where the early check passes and the check at the best schedule's horizon refuses, the
+    solve reports status ``refused`` with the size message, the best verified schedule and the certified bound,
+    and exits 0 (it used to exit 2 and drop them: `lpbench solve` on a 100-request Azure prefix at rho = 0.8).
+    30 requests with spread arrivals, whose model has 1,021 entries at UB = ``volume-bound`` and 102,100 at 1.1
+    times it; the certify step stands in with ``volume-bound`` so that it cannot prove the optimum first."""
+    import json
+
+    from lpbench.formulations.latency_ip import LatencyIP
+    from lpbench.formulations.volume import VolumeBound
+
+    n = 30
+    data = {"name": "wide30", "memory": 400, "requests": {
+        "arrival": [2 * i for i in range(n)], "prompt": [10 + (7 * i) % 20 for i in range(n)],
+        "output": [300] + [5 + (11 * i) % 40 for i in range(n - 1)]}}
+    inst = parse_instance(data)
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    floor = float(np.ceil(VolumeBound(inst).value() - 1e-6))
+    monkeypatch.setattr(LatencyIP, "certify_bound",
+                        classmethod(lambda cls, inst, *rest: (floor, "volume-bound", "the test's stand-in", None)))
+    monkeypatch.setenv("LPBENCH_MAX_NONZEROS", str(sizes("latency-ip", inst, [floor])[0]))
+    code, out, err = run(capsys, "solve", str(path), "--policies", "mc-sf", "--time-limit", "5", "--json")
+    rep = json.loads(out)
+    assert code == 0 and "Traceback" not in err, err
+    assert rep["status"] == "refused" and "matrix entries" in rep["message"] and rep["variables"] is None, rep
+    assert rep["verified"] and rep["objective"] > floor and rep["bound"] == floor
+    assert rep["ratios"]["mc-sf"]["lower"] >= 1
+
+
 @pytest.mark.parametrize("solver, formulation", [("highs", "latency-ip"), ("cpsat", "latency-ip"),
                                                  ("cpsat", "latency-cp")])
 def test_time_limit_bounds_the_whole_solve(solver, formulation):
