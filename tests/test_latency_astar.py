@@ -502,6 +502,24 @@ def test_subset_bound_skips_a_subset_the_search_cannot_take(monkeypatch):
     assert (value, complete) == (0, False) and why.startswith("subset search not run: it packs"), why
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_search_stops_at_the_memory_limit_with_a_certified_bound(monkeypatch, threads):
+    """Past ``MEMORY_SHARE`` of the machine's memory the search stops as at the state limit: status "feasible",
+    ``memory`` set, a bound at most the optimum (jaillet-model1 draw 2's first 12 requests, OPT 388); the formulation
+    says which limit stopped it. At the default share the same search proves 388."""
+    from lpbench.solvers.base import SolverProfile
+
+    inst = jaillet_prefix(2, 12)
+    monkeypatch.setattr(latency_astar, "MEMORY_SHARE", 1e-6)           # any process is above it
+    found = astar_search(inst, pattern_size=0, threads=threads)
+    assert found.status == "feasible" and found.memory and found.bound <= 388
+    res = latency_astar.LatencyAStar(inst).solve(SolverProfile("latency-astar", "closed-form", time_limit=20))
+    assert res.status == "feasible" and "of the machine's memory" in res.message
+    monkeypatch.undo()
+    found = astar_search(inst, pattern_size=0, threads=threads)
+    assert found.status == "optimal" and found.objective == 388 and not found.memory
+
+
 def kinds_instance(name, memory, requests):
     """An instance of (arrival, prompt, output) triples."""
     return parse_instance({"name": name, "memory": memory, "requests": {

@@ -122,6 +122,7 @@ distributed A*); the same invariant holds with the states on their way counted a
 from __future__ import annotations
 
 import copy
+import os
 import threading
 import time
 
@@ -159,6 +160,11 @@ MAX_REQUESTS = 40
 #: RSS at the limit on jaillet-model2 draw 18 (31 requests, 600 B per state; docs/seed004-certification.md, "Tried on
 #: the search's bound")
 MAX_STATES = 12_000_000
+#: and when the process holds more than this share of the machine's memory (:func:`memory_full`): the bytes per state
+#: grow with the outputs' length (a running set's cached parts hold its memory at each round still to come, 1 + n +
+#: o_max words), so below the state limit the certify step's searches on an Azure prefix of 30 requests at rho = 0.8
+#: (outputs up to 467) filled the 24 GB machine in 240 s and the process was killed (docs/cli-hardening.md)
+MEMORY_SHARE = 0.6
 BIG = 1 << 40
 #: the f of the start state when it is pushed: its first pop computes its h at the search's one call of
 #: :func:`state_bound`, pushes it again at f = h and records h as the root bound (``counters[6]``). ``state_bound``
@@ -171,15 +177,16 @@ CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
 
 
 class SearchResult:
-    """What the search found: status ("optimal", "time_limit", "feasible" at the state limit,
-    "interrupted"), the best objective and its starts (None if no schedule beat the incumbent and none
+    """What the search found: status ("optimal", "time_limit", "feasible" at the state or the memory limit:
+    ``memory`` says which, "interrupted"), the best objective and its starts (None if no schedule beat the incumbent and none
     was given), the certified lower bound, and counters: states expanded and stored, seconds, the root's
     bound h and how many requests (P) tabulated."""
 
-    def __init__(self, status, objective, starts, bound, expanded, states, seconds, root=None, tabulated=0):
+    def __init__(self, status, objective, starts, bound, expanded, states, seconds, root=None, tabulated=0,
+                 memory=False):
         self.status, self.objective, self.starts, self.bound = status, objective, starts, bound
         self.expanded, self.states, self.seconds = expanded, states, seconds
-        self.root, self.tabulated = root, tabulated
+        self.root, self.tabulated, self.memory = root, tabulated, memory
 
 
 @compiled
@@ -1241,6 +1248,35 @@ PARALLEL_SLICE_SECONDS = 0.005
 COLD_COMPILE_SECONDS = 70.0
 
 
+def _memory_limit_pages() -> int | None:
+    try:
+        return int(MEMORY_SHARE * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):   # no such sysconf name here: no memory limit
+        return None
+
+
+#: :func:`memory_full` reads the process's memory at most this often (the two-part search asks every 5 ms a part)
+MEMORY_CHECK_SECONDS = 0.05
+_memory_read = [-MEMORY_CHECK_SECONDS, False, MEMORY_SHARE]   # when it was last read, what it said, at what share
+
+
+def memory_full() -> bool:
+    """Whether this process's resident memory exceeds ``MEMORY_SHARE`` of the machine's (Linux: /proc/self/statm;
+    False where it cannot be read), as read within the last ``MEMORY_CHECK_SECONDS`` at the same share. Asked between
+    the search's slices: a stop there keeps the bound certified."""
+    now = time.perf_counter()
+    if now - _memory_read[0] < MEMORY_CHECK_SECONDS and _memory_read[2] == MEMORY_SHARE:
+        return _memory_read[1]
+    limit, full = _memory_limit_pages(), False
+    try:
+        with open("/proc/self/statm") as statm:
+            full = limit is not None and int(statm.read().split()[1]) > limit
+    except (OSError, ValueError, IndexError):
+        pass
+    _memory_read[:] = [now, full, MEMORY_SHARE]
+    return full
+
+
 def kernels_ready(seconds_left: float) -> bool:
     """Whether the search can start with ``seconds_left`` to its deadline: its kernels are compiled or in numba's
     disk cache (:func:`~lpbench.formulations.compiled.cached`), or there is time to compile them. A compilation
@@ -1331,7 +1367,7 @@ def _search(inst, upper, upper_starts, deadline, max_states, stop_when, pattern_
                                    pattern_copies(bounds, members, room))
         found = best_first(deadline)
     seconds = time.perf_counter() - t_enter
-    counts = (found.expanded, found.states, seconds, found.root, tabulated)
+    counts = (found.expanded, found.states, seconds, found.root, tabulated, found.memory)
     if found.goal is not None:
         return SearchResult(found.status, float(found.goal), found.starts(n), float(found.bound), *counts)
     starts = None if upper_starts is None else np.asarray(upper_starts, dtype=np.int64)
@@ -1355,8 +1391,9 @@ class _Found:
     """What one best-first run ended with: status, the goal's g and path (None, −1 without one), the certified
     bound, the containers' paths (of each part, :func:`path_starts`), and counters (summed over the parts)."""
 
-    def __init__(self, status, bound, counters, paths, goal=None, goal_path=None, other_paths=None, parts=1):
-        self.status, self.bound, self.paths, self.goal = status, bound, paths, goal
+    def __init__(self, status, bound, counters, paths, goal=None, goal_path=None, other_paths=None, parts=1,
+                 memory=False):
+        self.status, self.bound, self.paths, self.goal, self.memory = status, bound, paths, goal, memory
         self.other_paths, self.parts = (paths if other_paths is None else other_paths), parts
         self.goal_path = -1 if goal is None else int(counters[2]) if goal_path is None else goal_path
         self.expanded, self.states, self.root = int(counters[0]), int(counters[5]), int(counters[6])
@@ -1387,6 +1424,8 @@ def _best_first(caches, layout, before, W0, t0, t_key, ub, deadline, max_states,
         if code == FULL:
             return _Found("feasible", min(int(counters[3]), ub), counters, paths)
         frontier = min(int(counters[4]), ub)          # the least f of the open nodes: a certified bound
+        if memory_full():                             # as at the state limit
+            return _Found("feasible", frontier, counters, paths, memory=True)
         if REQUESTED.is_set():
             return _Found("interrupted", frontier, counters, paths)
         if stop_when is not None and stop_when.is_set():
@@ -1427,7 +1466,7 @@ def _best_first_parallel(parts_bounds, before, W0, t0, t_key, ub, deadline, max_
     inbox = [[] for _ in range(parts)]
     idle = [False] * parts
     tops = [BIG] * parts                              # each part's least f, as of its last slice
-    shared = {"ub": ub, "goal": None, "goal_path": -1, "done": None}
+    shared = {"ub": ub, "goal": None, "goal_path": -1, "done": None, "memory": False}
     searches = []
     for tid in range(parts):
         heap, nodes, paths, sizes, best_g, seen = new_search(W0, t0, t_key, UNSCORED)
@@ -1478,6 +1517,8 @@ def _best_first_parallel(parts_bounds, before, W0, t0, t_key, ub, deadline, max_
                     idle[tid] = code == EMPTY and not inbox[tid]
                     if code == FULL:
                         shared["done"] = "feasible"
+                    elif memory_full():
+                        shared["done"], shared["memory"] = "feasible", True
                     elif all(idle) and not any(inbox):
                         shared["done"] = "optimal"
                     elif REQUESTED.is_set():
@@ -1526,7 +1567,7 @@ def _best_first_parallel(parts_bounds, before, W0, t0, t_key, ub, deadline, max_
             for batch in rows:
                 bound = min(bound, int(batch[:, 7].min()))
     return _Found(status, bound, counters, searches[0]["paths"], goal=goal, goal_path=shared["goal_path"],
-                  other_paths=searches[-1]["paths"], parts=parts)
+                  other_paths=searches[-1]["paths"], parts=parts, memory=shared["memory"])
 
 
 def default_pattern_size(n: int, members: int | None = None) -> int:
@@ -1758,7 +1799,8 @@ class LatencyAStar(ClosedForm):
                                f"search not run: {NOT_COMPILED}")
         found = astar_search(inst, upper, starts, deadline=time.perf_counter() + seconds, threads=SEARCH_THREADS)
         why = {"optimal": "search complete", "time_limit": "time limit reached",
-               "feasible": f"stopped at {MAX_STATES:,} states", "interrupted": "interrupted (Ctrl-C)"}[found.status]
+               "feasible": (f"stopped at {MEMORY_SHARE:.0%} of the machine's memory" if found.memory else
+                            f"stopped at {MAX_STATES:,} states"), "interrupted": "interrupted (Ctrl-C)"}[found.status]
         x = None if found.starts is None else found.starts.astype(np.float64)
         return SolveResult(found.status, found.objective, found.bound, found.seconds, x,
                            f"{why}: {found.expanded:,} states expanded, {found.states:,} stored; root bound "
