@@ -178,9 +178,9 @@ CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
 
 class SearchResult:
     """What the search found: status ("optimal", "time_limit", "feasible" at the state or the memory limit:
-    ``memory`` says which, "interrupted"), the best objective and its starts (None if no schedule beat the incumbent and none
-    was given), the certified lower bound, and counters: states expanded and stored, seconds, the root's
-    bound h and how many requests (P) tabulated."""
+    ``memory`` says which, "interrupted"), the best objective and its starts (None if no schedule beat the
+    incumbent and none was given), the certified lower bound, and counters: states expanded and stored, seconds,
+    the root's bound h and how many requests (P) tabulated."""
 
     def __init__(self, status, objective, starts, bound, expanded, states, seconds, root=None, tabulated=0,
                  memory=False):
