@@ -183,6 +183,21 @@ def test_compare_flags_planted_regression(tiny_runs, tmp_path, capsys, edit, rea
     assert any(reason in r["regressions"] for r in flagged)
 
 
+def test_compare_ranks_a_size_refusal_with_a_licence_limit(tiny_runs):
+    """``refused`` (a model too large to build; the run's verified schedule is still reported) ranks with
+    ``licence_limit``: refused -> licence_limit is no regression, refused -> error is one (it ranked as an error
+    before, so that went unflagged)."""
+    from lpbench.bench.compare import compare_runs
+
+    base = read_run(tiny_runs[0])
+    base["status"] = base["status"].where(base["kind"] != "formulation", "refused")
+    for status, flagged in (("licence_limit", False), ("error", True)):
+        new = base.copy()
+        new["status"] = new["status"].where(new["kind"] != "formulation", status)
+        reasons = ";".join(compare_runs(base, new)["regressions"])
+        assert (f"status refused -> {status}" in reasons) == flagged, reasons
+
+
 def test_tables_render_md_latex_csv(tiny_runs, capsys):
     from lpbench.report.tables import latency_table, ratio_table
 

@@ -475,7 +475,7 @@ def test_certify_step_bounds_without_the_search_what_it_cannot_take(monkeypatch)
     assert unsearchable(wide30(longest=256)) is None and LatencyIP.runs_full_search(wide30(longest=256))
     assert not LatencyIP.runs_full_search(inst)
     monkeypatch.setattr(LatencyIP, "full_search_min_seconds", 0.1)      # the search's branch at any time left
-    rep = solve_instance(inst, "latency-ip", "highs", 8, ["mc-sf"])
+    rep = solve_instance(inst, "latency-ip", "highs", 4, ["mc-sf"])
     assert rep["objective"] is not None and rep["bound"] is not None and rep["bound"] <= rep["objective"]
     assert rep["bound_source"] != "latency-astar"
     n = 17                                             # 4,200 takes 13 bits: 4 ages to a word, 16 in a key

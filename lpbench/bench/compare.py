@@ -3,8 +3,9 @@ the row kind, method, formulation, solver and repetition.
 
 A regression is any of (minimisation throughout):
 * ``objective``  -- the objective changed on an instance proven optimal in both runs;
-* ``status``     -- the status got worse (optimal < feasible/time_limit/certified/verified < licence_limit
-                    < infeasible/skipped < timeout < error), or a baseline row is missing from NEW;
+* ``status``     -- the status got worse (optimal < feasible/time_limit/certified/verified < licence_limit/refused
+                    < infeasible/skipped < timeout < error), or a baseline row is missing from NEW; ``refused`` (a model
+                    too large to build) ranks with ``licence_limit``: both report the run's verified schedule;
 * ``bound``      -- a certified lower bound decreased, or a gap or a ratio interval's upper end grew;
 * ``verified``   -- a schedule verified in BASELINE no longer verifies;
 * ``time``       -- build + solve seconds grew by more than ``time_tol`` (relative) and by at least
@@ -17,7 +18,7 @@ import math
 import pandas as pd
 
 KEY = ["instance_hash", "kind", "method", "formulation", "solver", "repetition"]
-RANK = {"optimal": 0, "feasible": 1, "time_limit": 1, "certified": 1, "verified": 1, "licence_limit": 2,
+RANK = {"optimal": 0, "feasible": 1, "time_limit": 1, "certified": 1, "verified": 1, "licence_limit": 2, "refused": 2,
         "infeasible": 3, "skipped": 3, "timeout": 4, "error": 5}
 TOL = 1e-6
 
