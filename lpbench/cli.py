@@ -128,10 +128,11 @@ def run_policy(inst, name: str, seed: int = 0, progress=None, params: dict | Non
 
 
 def cmd_simulate(args) -> int:
-    from .instance import load_instance
+    from .instance import load_instance, require_requests
     from .outputs import check_target, write_json
 
     inst = load_instance(args.instance)
+    require_requests(inst, "simulate", args.instance)
     if args.out:
         check_target(args.out, args.force, make_parents=False)  # refuse a bad --out before any work
     res, ver = run_policy(inst, args.policy, args.seed, progress=None if args.json else _progress,
@@ -171,12 +172,13 @@ def _refuse_swapped(instance_path: str, schedule_path: str) -> None:
 
 
 def cmd_verify(args) -> int:
-    from .instance import load_instance, read_json
+    from .instance import load_instance, read_json, require_requests
     from .schedule import Schedule
     from .verify import verify
 
     _refuse_swapped(args.instance, args.schedule)
     inst = load_instance(args.instance)
+    require_requests(inst, "verify", args.instance)
     data = read_json(args.schedule, "schedule file")
     try:
         sched = Schedule.from_dict(data, inst)

@@ -96,12 +96,13 @@ def cmd_table(args) -> int:
 
 def _one_schedule(args):
     """The schedule to draw: a policy's (simulated, verified) or a formulation's (solved, verified)."""
-    from .instance import load_instance
+    from .instance import load_instance, require_requests
     from .solve import run_policies, solve_instance
 
     if not args.instance:
         raise InputError(f"--instance: required for plot {args.kind}")
     inst = load_instance(args.instance)
+    require_requests(inst, f"plot {args.kind}", args.instance)
     if args.formulation:
         rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, [], args.seed)
         if rep["_schedule"] is None:

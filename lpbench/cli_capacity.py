@@ -19,11 +19,12 @@ def _slo(text: str) -> float:
 
 def cmd_capacity(args) -> int:
     from .capacity import SearchConfig, log_stderr, search
-    from .instance import load_instance
+    from .instance import load_instance, require_requests
     from .outputs import check_target, write_json
 
     slo = _slo(args.slo) if args.slo is not None else None
     inst = load_instance(args.instance)
+    require_requests(inst, "capacity (its workload is the instance's requests)", args.instance)
     if args.out:
         check_target(args.out, args.force)  # refuse a bad --out before the search, not after it
     from .cli import parse_params

@@ -45,14 +45,12 @@ def cmd_generate_fluid(args) -> int:
 
 def cmd_throughput(args) -> int:
     from .cli import parse_params, run_policy
-    from .instance import load_instance
+    from .instance import load_instance, require_requests
     from .outputs import write_json
     from .throughput import measure
 
     inst = load_instance(args.instance)
-    if inst.n == 0:
-        raise InputError("requests: the instance has no requests; draw some with `lpbench generate fluid`",
-                         source=args.instance)
+    require_requests(inst, "throughput", args.instance)
     res, ver = run_policy(inst, args.policy, args.seed, params=parse_params(args.param))
     if not ver.feasible:
         print(f"lpbench: policy {args.policy} produced an infeasible schedule (a bug): {ver.violations[0]}",

@@ -461,6 +461,15 @@ def read_json(path: str | Path, what: str = "file") -> Any:
         raise InputError(f"invalid JSON: {e}", source=str(path)) from None
 
 
+def require_requests(inst: Instance, what: str, source: str | None = None, instead: str = "") -> None:
+    """Exit 2 where ``what`` needs requests and the instance has none: a seed-001 instance of a ``types`` block
+    alone (README, instance format) describes a workload, not a trace to schedule. ``instead``: what else to do."""
+    if inst.n == 0:
+        raise InputError(f"requests: the instance has no requests (only a seed-001 types block); {what} needs "
+                         f"requests: draw some with `lpbench generate fluid --types {source or 'FILE'} --horizon H`"
+                         f"{instead}", source=source)
+
+
 def load_instance(path: str | Path) -> Instance:
     data = read_json(path, "instance file")
     try:

@@ -29,7 +29,7 @@ import numpy as np
 from .errors import InputError, PolicyDiverged
 from .formulations import FORMULATIONS
 from .formulations.base import BuildTimeLimit, Formulation, max_nonzeros
-from .instance import Instance
+from .instance import Instance, require_requests
 from .interrupt import REQUESTED
 from .policies import applicable, make_policy
 from .sim import simulate
@@ -191,10 +191,17 @@ def _certify_bound(inst, cls, best, profile, deadline, metric, log):
 #: formulation used when none is named: the exact IP for the slot model, the closed-form certified
 #: bound for the batch model (it computes at any size; infermax-csp is exact but only for small B)
 DEFAULT_FORMULATION = {"slot": "latency-ip", "batch": "batch-bound"}
+#: the default for an instance of seed 001's ``types`` block alone (no requests to schedule)
+DEFAULT_FOR_TYPES_ONLY = "fluid"
+
+
+def default_formulation(inst: Instance) -> str:
+    return DEFAULT_FOR_TYPES_ONLY if inst.n == 0 else DEFAULT_FORMULATION[inst.model]
 
 
 def applicable_formulations(inst: Instance) -> list[str]:
-    return [name for name, cls in FORMULATIONS.items() if inst.model in cls.models]
+    return [name for name, cls in FORMULATIONS.items()
+            if inst.model in cls.models and (inst.n > 0 or not cls.needs_requests)]
 
 
 def several_engines(cls) -> bool:
@@ -208,6 +215,9 @@ def check_applicable(inst: Instance, formulation: str):
         raise InputError(f"--formulation: {formulation!r} is defined for model "
                          f"{' or '.join(map(repr, cls.models))}, but the instance uses model {inst.model!r}; "
                          f"formulations for {inst.model!r}: {', '.join(applicable_formulations(inst))}")
+    if cls.needs_requests:
+        require_requests(inst, f"formulation {formulation!r}", instead=", or choose a formulation of the types: "
+                         + ", ".join(applicable_formulations(inst)))
     largest = getattr(cls, "max_requests", None)
     if largest is not None and inst.n > largest:  # refused before any policy runs
         raise InputError(f"--formulation: {formulation!r} takes instances of at most {largest} requests, "
@@ -253,9 +263,10 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
     machine's speed."""
     t_enter = time.perf_counter()
     if formulation is None:
-        formulation = DEFAULT_FORMULATION[inst.model]
+        formulation = default_formulation(inst)
         if log:
-            log(f"formulation {formulation} (the default for model {inst.model!r}; "
+            log(f"formulation {formulation} (the default for model {inst.model!r}"
+                f"{' and an instance of prompt types alone' if inst.n == 0 else ''}; "
                 f"also applicable: {', '.join(f for f in applicable_formulations(inst) if f != formulation)})")
     cls = check_applicable(inst, formulation)
     if solver is None:  # the formulation's native solver (latency-cp, infermax-csp: cpsat), else highs

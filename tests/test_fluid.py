@@ -91,3 +91,43 @@ def test_cli_fluid_acceptance(tmp_path):
     r = cli("solve", str(p), "--formulation", "fluid", "--json", "-q")
     assert r.returncode == 2 and "load d1*sum(rate*a) = 1.2 >= 1" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_an_instance_of_types_alone_defaults_to_fluid_and_lists_only_what_reads_types():
+    """A types block without requests is a workload, not a trace: ``solve`` without --formulation runs ``fluid``
+    (it ran ``batch-bound``, whose policies crashed on zero requests: exit 3), and the formulations offered are
+    those that read the types; every one of those builds on it, and every other is refused with exit 2."""
+    from lpbench.formulations import FORMULATIONS
+    from lpbench.solve import applicable_formulations, solve_instance
+
+    inst = parse_instance(example2())
+    assert solve_instance(inst)["formulation"] == "fluid"
+    offered = applicable_formulations(inst)
+    assert offered == ["fluid", "wait-thresholds"]
+    for name, cls in FORMULATIONS.items():
+        if "batch" not in cls.models:
+            continue
+        if name in offered:
+            assert solve_instance(inst, name, time_limit=5)["status"] == "optimal", name
+        else:
+            with pytest.raises(InputError) as e:
+                solve_instance(inst, name, time_limit=5)
+            assert "has no requests" in str(e.value) and "fluid, wait-thresholds" in str(e.value), name
+
+
+@pytest.mark.parametrize("args", [
+    ["solve", "{f}", "--formulation", "batch-bound"], ["simulate", "{f}", "--policy", "wait"],
+    ["simulate", "{f}", "--policy", "vllm"], ["verify", "{f}", "{s}"], ["capacity", "{f}", "--policy", "wait"],
+    ["throughput", "{f}", "--policy", "wait"], ["plot", "memory", "--instance", "{f}", "--policy", "wait",
+                                                 "--out", "{o}"],
+    ["export", "{f}", "--formulation", "infermax-milp", "--out", "{o}.lp"]])
+def test_commands_that_need_requests_refuse_an_instance_of_types_alone(tmp_path, args):
+    """Each of these ended in an internal error (exit 3) on instances/seed001-example2.json; now exit 2, one line
+    that names the field and how to draw requests from the types."""
+    f, s = tmp_path / "ex2.json", tmp_path / "s.json"
+    f.write_text(json.dumps(example2()))
+    s.write_text(json.dumps({"batches": []}))
+    r = cli(*[a.format(f=f, s=s, o=tmp_path / "out") for a in args])
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+    assert "requests: the instance has no requests" in r.stderr and "lpbench generate fluid --types" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

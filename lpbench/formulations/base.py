@@ -163,6 +163,8 @@ class Formulation:
     integral_objective: ClassVar[bool] = False  # objective of every integer solution is an integer
     objective_metric: ClassVar[str] = "total_latency"  # the verifier metric the objective equals
     summary: ClassVar[str] = ""
+    #: whether the model is built from the instance's requests (all but seed 001's, which read its ``types``)
+    needs_requests: ClassVar[bool] = True
 
     #: ``time.perf_counter()`` time by which a build must be done (set by ``solve`` to the end of the time limit;
     #: None: no limit). Builds whose time grows as n² check it between blocks (:meth:`check_build_deadline`)

@@ -21,6 +21,7 @@ class FluidEquilibrium(ClosedForm):
     models = (BATCH,)
     exact = False
     runs_policies = False  # a throughput bound: compare policies with `lpbench throughput`
+    needs_requests = False
     objective_metric = "throughput"
     summary = "seed 001 fluid equilibrium (8)-(10) and capacity-aware bound Θ_UB(C): throughput upper bound"
 

@@ -78,6 +78,7 @@ class WaitThresholds(Formulation):
     models = (BATCH,)
     exact = False
     runs_policies = False
+    needs_requests = False
     objective_metric = "M_pi"
     summary = "seed 001 (11)+(19): WAIT thresholds with the least M^pi (LP = n*; integer point reported)"
 
