@@ -39,8 +39,9 @@ class Audited(NestedWait):
     name = "nested-wait-audited"
 
     def reset(self, inst, st):
-        # the instance without requests' outputs; no simulator state at all
-        super().reset(Forbidden(inst, {"arrival", "prompt", "memory", "types", "cost_model"}), Forbidden(st, ()))
+        # the instance without requests' outputs (its batch limits, refused, are not theirs); no simulator state
+        super().reset(Forbidden(inst, {"arrival", "prompt", "memory", "types", "cost_model", "limits"}),
+                      Forbidden(st, ()))
 
 
 def test_nested_wait_never_reads_a_requests_own_output_length():

@@ -150,3 +150,29 @@ def test_derived_types_bin_output_lengths():
     # l' = 1, 39, 59, 699, 50 -> bins 1, 1, 2, 10 (capped), 1
     assert t.output.tolist() == [30, 59, 699] and t.prompt.tolist() == [27, 30, 40]
     assert t.rate.tolist() == [0.3, 0.1, 0.1]
+
+
+@pytest.mark.parametrize("limits", [{"token_budget": 4}, {"prefill_budget": 2}, {"max_batch_requests": 2},
+                                    {"token_budget": 3, "prefill_budget": 2, "max_batch_requests": 3}])
+def test_every_batch_policy_keeps_the_limits_or_refuses_them(limits):
+    """Every batch-model policy, those run only when named included (``fcfs`` gave batches over token_budget on
+    instances/li-llama3-70b-b512.json, and WAIT too, both reported as infeasible schedules): on seed 001's Prop 3
+    workload with batch limits, the schedule verifies, or the policy refuses the instance (exit 2)."""
+    from lpbench.errors import InputError, PolicyError
+    from lpbench.policies import POLICIES
+
+    base = parse_instance(PROP3)
+    inst = parse_instance({**gen.instance(base, base.types, 40.0, 3), "limits": limits})
+    kept = []
+    for name, cls in POLICIES.items():
+        if "batch" not in cls.models:
+            continue
+        try:
+            res = simulate(inst, make_policy(name, inst))
+        except (InputError, PolicyError):
+            continue
+        ver = verify(inst, res.schedule)
+        assert ver.feasible, (name, ver.violations[:1])
+        kept.append(name)
+    assert len(kept) >= 15     # most policies run here: the test is not passing by refusals
+    assert ("fcfs" in kept) == ("prefill_budget" not in limits)     # a refill of I + O - 1 = 3 exceeds 2

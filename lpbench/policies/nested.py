@@ -40,6 +40,7 @@ from ..errors import InputError
 from ..fluid import linear_coefficients
 from ..sim import Batch
 from .base import POLICIES, Policy
+from .wait import refuse_batch_limits
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ class NestedWait(Policy):
         self.n1 = None if n1 is None else int(n1)
 
     def reset(self, inst, st) -> None:  # keeps neither inst nor st: see BlindView
+        refuse_batch_limits(self.name, inst)
         v = self.view = BlindView.of(inst)
         self.thresholds = proportional_thresholds(v, self.n1)
         K = len(v.lengths)

@@ -24,6 +24,7 @@ the integer point of the threshold polytope (11)+(19) with the least M^π
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 
 import numpy as np
@@ -60,6 +61,16 @@ def practical_thresholds(types, B: float) -> np.ndarray:
     return np.maximum(np.floor(B * rho / (types.output + 1)), 1).astype(np.int64)
 
 
+def refuse_batch_limits(name: str, inst) -> None:
+    """WAIT and Nested WAIT (seed 001 Algs. 1-2) batch what their thresholds say; the seed's model has no batch
+    limits, so an instance with them is refused (exit 2) rather than given batches that break them."""
+    for key in ("token_budget", "prefill_budget", "max_batch_requests"):
+        if getattr(inst.limits, key) is not None:
+            raise InputError(f"limits.{key}: policy {name!r} (seed 001) batches by its thresholds and models no "
+                             f"batch limits, got {key} = {getattr(inst.limits, key)}; remove the limit, or use "
+                             "fcfs or mc-sf, which respect it")
+
+
 @POLICIES.register("wait")
 class Wait(Policy):
     name = "wait"
@@ -82,6 +93,7 @@ class Wait(Policy):
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
+        refuse_batch_limits(self.name, inst)
         types, self.type_of = request_types(inst)
         self.types = types
         n = self.choose_thresholds(inst, types)
@@ -132,7 +144,12 @@ class FCFS(Policy):
     footprint after it would exceed C, running prompts are evicted LIFO by admission (the paper:
     "most recently admitted prompts are evicted first") until it fits, newly admitted ones last.
     Eviction uses lpbench's batch-model semantics (recompute: KV dropped, generated tokens refilled),
-    which wastes less than the paper's full restart, so this baseline is if anything flattered."""
+    which wastes less than the paper's full restart, so this baseline is if anything flattered.
+
+    lpbench extension, as for MC-SF: the instance's token_budget / prefill_budget / max_batch_requests also end
+    the FCFS admission (seed 001's model has no such limits). An evicted request is re-admitted whole (its prompt
+    and generated tokens, at most I + O − 1), so an instance where that can exceed the budget is refused, as the
+    unchunked policies of seed 003 refuse it."""
 
     name = "fcfs"
     explicit_only = True
@@ -140,6 +157,16 @@ class FCFS(Policy):
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
+        lim = inst.limits
+        self.C = lim.token_budget or math.inf
+        self.P = min(lim.prefill_budget or math.inf, self.C)
+        self.cap = lim.max_batch_requests or math.inf
+        worst = inst.prompt + inst.output - 1                   # a refill recomputes prompt and generated tokens
+        if inst.n and worst.max() > self.P:
+            i = int(worst.argmax())
+            raise InputError(f"policy {self.name!r} has no chunked prefill: request {inst.ids[i]} may need a prefill "
+                             f"of {int(worst[i])} tokens (prompt + output - 1), above its budget {self.P:g}; raise "
+                             "limits.token_budget / prefill_budget")
         self.waiting: deque = deque()
         self.running: list[int] = []     # in admission order
 
@@ -149,10 +176,17 @@ class FCFS(Policy):
     def next_batch(self, t):
         st, inst = self.st, self.inst
         free = inst.memory - st.kv_total
+        tokens, prefill = len(self.running), 0                  # one decode token per running prompt
         admitted = []
-        while self.waiting and int(st.S[self.waiting[0]]) <= free:  # prompt (or refill) KV fits now
+        while self.waiting:
+            need = int(st.S[self.waiting[0]])                    # its prompt (or refill): KV and tokens
+            if (need > free or tokens + need > self.C or prefill + need > self.P
+                    or len(self.running) + len(admitted) + 1 > self.cap):
+                break
             i = self.waiting.popleft()
-            free -= int(st.S[i])
+            free -= need
+            tokens += need
+            prefill += need
             admitted.append(i)
         # a processed request holds S (its pre-batch sequence length) after the batch
         after = int(st.S[self.running].sum()) + int(st.S[admitted].sum())
