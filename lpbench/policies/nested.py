@@ -145,8 +145,8 @@ class NestedWait(Policy):
         self.n1 = None if n1 is None else int(n1)
 
     def reset(self, inst, st) -> None:  # keeps neither inst nor st: see BlindView
+        v = self.view = BlindView.of(inst)                   # its types block and linear cost model first
         refuse_batch_limits(self.name, inst)
-        v = self.view = BlindView.of(inst)
         self.thresholds = proportional_thresholds(v, self.n1)
         K = len(v.lengths)
         self.entry = [deque() for _ in range(K)]

@@ -93,10 +93,10 @@ class Wait(Policy):
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
-        refuse_batch_limits(self.name, inst)
         types, self.type_of = request_types(inst)
         self.types = types
-        n = self.choose_thresholds(inst, types)
+        n = self.choose_thresholds(inst, types)               # its linear cost model is checked first
+        refuse_batch_limits(self.name, inst)
         M_pi = float((n * memory_work(types.prompt, types.output)).sum())
         if M_pi > inst.memory:
             raise InputError(f"policy 'wait': thresholds {n.tolist()} need M^pi = {M_pi:g} > memory {inst.memory} "
