@@ -901,17 +901,17 @@ def test_patterns_with_two_copy_groups_are_the_optima_of_the_copied_subsets(solv
 
 def test_pattern_table_in_two_threads_equals_one_thread():
     """(P)'s table built by two threads (:func:`tabulate_stage` splits each stage's subsets of one size between
-    them, each thread with its own caches) equals the one built by one, entry for entry: on the first 13 requests
-    of jaillet-model1 draw 8, 8 members and the others in two groups of copies. Stopped by a deadline halfway
+    them, each thread with its own caches) equals the one built by one, entry for entry: on the first 12 requests
+    of jaillet-model1 draw 8, 7 members and the others in two groups of copies. Stopped by a deadline halfway
     through the time the two threads took, it counts only its complete stages, and every entry it keeps is the full
     table's. (Halfway through the one thread's time, as before, the two threads sometimes finished: a first build
     slowed by a cold start, or two threads more than twice as fast, failed a clean-clone run on 2026-11-30.)"""
-    inst = jaillet_prefix(8, 13)
+    inst = jaillet_prefix(8, 12)
     zeros = np.zeros(inst.n, dtype=np.int64)
     tables = []
     for threads in (1, 2):
         b = bounds_of(inst)
-        members = pattern_members(b, 8)
+        members = pattern_members(b, 7)
         t0 = time.perf_counter()
         done = build_patterns(b, zeros, members, copies=two_groups(b, members), threads=threads)
         seconds = time.perf_counter() - t0            # the two threads' time, measured last
@@ -919,7 +919,7 @@ def test_pattern_table_in_two_threads_equals_one_thread():
     (done1, table1), (done2, table2) = tables
     assert done1 == done2 == inst.n and (table1 == table2).all() and np.count_nonzero(table1) > 1000
     cut = bounds_of(inst)
-    members = pattern_members(cut, 8)
+    members = pattern_members(cut, 7)
     done = build_patterns(cut, zeros, members, copies=two_groups(cut, members), threads=2,
                           deadline=time.perf_counter() + seconds / 2)
     kept = cut.pattern != 0
