@@ -78,7 +78,7 @@ def cumulative_model(form: LatencyLP) -> LinearModel:
 
 
 def entries(lp: LinearModel) -> int:
-    return sum(len(block[0]) for block in lp._coo)
+    return len(lp.coo()[0])
 
 
 def main() -> None:

@@ -69,6 +69,23 @@ class Policy:
         raise NotImplementedError
 
 
+def batch_budgets(limits) -> tuple[float, float, float]:
+    """(C, P, cap): the batch's token budget, its prefill budget (at most C) and its request count from the
+    instance's limits, inf where unset (the policies that keep whole prompts: MC-SF's family, FCFS)."""
+    C = limits.token_budget or float("inf")
+    return C, min(limits.prefill_budget or float("inf"), C), limits.max_batch_requests or float("inf")
+
+
+def refuse_refill_over_budget(name: str, inst, P: float, remedy: str) -> None:
+    """Exit 2 where a policy without chunked prefill cannot ever run a request: a refill after an eviction
+    recomputes its prompt and generated tokens in one batch, up to I + O − 1, and that must fit the budget P."""
+    worst = inst.prompt + inst.output - 1
+    if inst.n and worst.max() > P:
+        i = int(worst.argmax())
+        raise InputError(f"policy {name!r} has no chunked prefill: request {inst.ids[i]} may need a prefill of "
+                         f"{int(worst[i])} tokens (prompt + output - 1), above its budget P = {P:g}; {remedy}")
+
+
 def make_policy(name: str, inst=None, **params) -> Policy:
     cls = POLICIES.get(name)
     if inst is not None and inst.model not in cls.models:

@@ -49,7 +49,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..sim import Batch
-from .base import POLICIES, Policy
+from .base import POLICIES, Policy, refuse_refill_over_budget
 
 INF = math.inf
 NOT_WAITING = np.iinfo(np.int64).max  # Rank schedulers' wait_need of a request not in R_w
@@ -127,12 +127,8 @@ class UnifiedScheduler(Policy):
         # the batch's members as a set, for ④ and to skip a member offered twice; the Rank merge offers each
         # request once, and its victim search needs no set (see victim)
         self.track_in_batch = self.priority != "rank"
-        worst = inst.prompt + inst.output - 1  # a refill recomputes prompt and generated tokens
-        if not self.chunked and self.P < INF and worst.max() > self.P:
-            i = int(worst.argmax())
-            raise InputError(f"policy {self.name!r} has no chunked prefill: request {inst.ids[i]} may need a prefill "
-                             f"of {int(worst[i])} tokens (prompt + output - 1), above its budget P = {self.P:g}; "
-                             "raise limits.token_budget or use a chunked policy")
+        if not self.chunked:
+            refuse_refill_over_budget(self.name, inst, self.P, "raise limits.token_budget or use a chunked policy")
         self.waiting: deque[int] = deque()
         self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
         self.wait_ids: list[int] = []   # ... and the requests, in the same order

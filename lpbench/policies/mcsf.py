@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError
 from ..semantics import BATCH, SLOT
 from ..sim import Batch
-from .base import POLICIES, Policy
+from .base import POLICIES, Policy, batch_budgets
 
 
 def peak_memory_at_completions(last_round: np.ndarray, weight: np.ndarray) -> int:
@@ -81,12 +81,8 @@ class MemoryCheckedAdmission(Policy):
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
         self.delta = 0 if inst.model == SLOT else 1
-        lim = inst.limits
-        inf = float("inf")
-        self.C = lim.token_budget or inf
-        self.P = min(lim.prefill_budget or inf, self.C)
-        self.cap = lim.max_batch_requests or inf
-        if self.P < inf and inst.prompt.max() + 1 > self.P:
+        self.C, self.P, self.cap = batch_budgets(inst.limits)
+        if inst.prompt.max() + 1 > self.P:
             i = int(inst.prompt.argmax())
             raise InputError(f"policy {self.name!r} processes whole prompts: request {inst.ids[i]} has prompt "
                              f"{int(inst.prompt[i])}, which with one running decode exceeds the budget {self.P:g}")

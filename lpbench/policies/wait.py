@@ -24,16 +24,15 @@ the integer point of the threshold polytope (11)+(19) with the least M^π
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 
 import numpy as np
 
 from ..errors import InputError
 from ..fluid import memory_work
-from ..instance import PromptTypes
+from ..instance import LIMIT_KEYS, PromptTypes
 from ..sim import Batch
-from .base import POLICIES, Policy
+from .base import POLICIES, Policy, batch_budgets, refuse_refill_over_budget
 
 
 def request_types(inst) -> tuple[PromptTypes, np.ndarray]:
@@ -64,7 +63,7 @@ def practical_thresholds(types, B: float) -> np.ndarray:
 def refuse_batch_limits(name: str, inst) -> None:
     """WAIT and Nested WAIT (seed 001 Algs. 1-2) batch what their thresholds say; the seed's model has no batch
     limits, so an instance with them is refused (exit 2) rather than given batches that break them."""
-    for key in ("token_budget", "prefill_budget", "max_batch_requests"):
+    for key in LIMIT_KEYS:
         if getattr(inst.limits, key) is not None:
             raise InputError(f"limits.{key}: policy {name!r} (seed 001) batches by its thresholds and models no "
                              f"batch limits, got {key} = {getattr(inst.limits, key)}; remove the limit, or use "
@@ -157,16 +156,8 @@ class FCFS(Policy):
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
-        lim = inst.limits
-        self.C = lim.token_budget or math.inf
-        self.P = min(lim.prefill_budget or math.inf, self.C)
-        self.cap = lim.max_batch_requests or math.inf
-        worst = inst.prompt + inst.output - 1                   # a refill recomputes prompt and generated tokens
-        if inst.n and worst.max() > self.P:
-            i = int(worst.argmax())
-            raise InputError(f"policy {self.name!r} has no chunked prefill: request {inst.ids[i]} may need a prefill "
-                             f"of {int(worst[i])} tokens (prompt + output - 1), above its budget {self.P:g}; raise "
-                             "limits.token_budget / prefill_budget")
+        self.C, self.P, self.cap = batch_budgets(inst.limits)
+        refuse_refill_over_budget(self.name, inst, self.P, "raise limits.token_budget / prefill_budget")
         self.waiting: deque = deque()
         self.running: list[int] = []     # in admission order
 
