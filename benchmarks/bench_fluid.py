@@ -14,6 +14,8 @@ Parameters the paper does not give (notes §5, §6.9) and what this script uses 
 * vllm / sarathi: lpbench's seed-003 schedulers (Table 1 settings) on the same linear cost model and
   the same requests, with the limits the paper says it enforces on them: max_batch_requests = B (448 in
   §5.1, 128 in §5.2) and token_budget = 4096 (Vidur's default max_tokens_in_batch).
+* FCFS's evictions: lpbench's batch-model recompute by default; the rows marked "restart" run it on the same
+  requests with ``"eviction": "restart"``, the paper's rule (§1.4: an evicted prompt "loses everything").
 """
 from __future__ import annotations
 
@@ -53,11 +55,13 @@ def fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
-def run_table(title, data, horizon, warmup, policies, seed, B=None):
+def run_table(title, data, horizon, warmup, policies, seed, B=None, restart=()):
+    """One table; the (name, params) of ``restart`` run on the same requests with ``"eviction": "restart"``."""
     base = parse_instance(data)
     eq = equilibrium(base.types, base.cost_model.d0, base.cost_model.d1, base.memory)
     drawn = gen.instance(base, base.types, horizon, seed)
     inst = parse_instance(drawn)
+    restarting = parse_instance({**drawn, "eviction": "restart"})
     # vLLM / Sarathi with the batch limits the paper imposes on them (B requests; Vidur's 4096 tokens)
     limited = parse_instance({**drawn, "limits": {"max_batch_requests": B or 448, "token_budget": 4096}})
     print(f"\n### {title}\n")
@@ -67,11 +71,11 @@ def run_table(title, data, horizon, warmup, policies, seed, B=None):
     print("| policy | throughput | ratio to Theta_UB | completions/time | mean latency | mean TTFT | peak KV | "
           "evictions | sim s |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for name, params in policies:
-        label = name + "".join(f" {k}={v:g}" for k, v in params.items())
+    for name, params, rule in [(n, p, None) for n, p in policies] + [(n, p, "restart") for n, p in restart]:
+        label = name + "".join(f" {k}={v:g}" for k, v in params.items()) + (", restart" if rule else "")
         t0 = time.perf_counter()
         try:
-            use = limited if name in ("vllm", "sarathi") else inst
+            use = restarting if rule else limited if name in ("vllm", "sarathi") else inst
             res = simulate(use, make_policy(name, use, **params))
         except Exception as e:  # report, do not hide
             print(f"| {label} | failed: {e} | | | | | | | |")
@@ -86,20 +90,30 @@ def run_table(title, data, horizon, warmup, policies, seed, B=None):
 
 
 def example2(seeds, horizon):
+    """Completions per unit time (the window up to the last arrival) and per iteration (those completions over
+    the batches that start in it; the paper's "3-3.5 completions per iteration instead of the optimal 4"), for
+    WAIT and FCFS with recompute evictions, and FCFS with the paper's restart (evicted prompts re-queued at the
+    front, as Vidur, or at the back, "as new arrivals")."""
     print("\n### Example 2 (C = 12, lambda = 4, l = l' = 1, d0 = 0.25, d1 = 0.0625, dT* = 1)\n")
-    print("| seed | WAIT completions / time | FCFS completions / time | FCFS evictions |")
-    print("|---|---|---|---|")
+    runs = [("WAIT", "wait", {}, "recompute"), ("FCFS", "fcfs", {}, "recompute"),
+            ("FCFS restart", "fcfs", {}, "restart"), ("FCFS restart, back", "fcfs", {"back": 1}, "restart")]
+    print("| seed | " + " | ".join(f"{label}: per time / per iteration / evictions" for label, *_ in runs) + " |")
+    print("|---|" + "---|" * len(runs))
     base = parse_instance({"memory": 12, "cost_model": {"form": "linear", "d0": 0.25, "d1": 0.0625},
                            "types": [{"prompt": 1, "output": 1, "rate": 4}]})
     for s in seeds:
-        inst = parse_instance(gen.instance(base, base.types, horizon, s))
-        row = []
-        for p in ("wait", "fcfs"):
-            ver = verify(inst, simulate(inst, make_policy(p, inst)).schedule)
+        drawn = gen.instance(base, base.types, horizon, s)
+        cells = []
+        for _, policy, params, rule in runs:
+            inst = parse_instance({**drawn, "eviction": rule})
+            sched = simulate(inst, make_policy(policy, inst, **params)).schedule
+            ver = verify(inst, sched)
             assert ver.feasible
-            row.append(measure(inst, ver))
-        print(f"| {s} | {row[0]['completions_per_time']:.4f} | {row[1]['completions_per_time']:.4f} | "
-              f"{row[1]['evictions']} |")
+            m = measure(inst, ver)
+            end = float(inst.arrival.max())
+            per_iteration = int(np.sum(ver.completion <= end)) / int(np.sum(sched.start < end))
+            cells.append(f"{m['completions_per_time']:.4f} / {per_iteration:.3f} / {m['evictions']}")
+        print(f"| {s} | " + " | ".join(cells) + " |")
 
 
 def prop3(samples, seed):
@@ -129,21 +143,21 @@ def main():
     prop3_data = {"memory": 9, "cost_model": {"form": "linear", "d0": 0.4375, "d1": 0.0625},
                   "types": [{"prompt": 1, "output": 1, "rate": 1}, {"prompt": 1, "output": 2, "rate": 1}]}
     run_table("Proposition 3 instance with Poisson arrivals (C = M* = 9)", prop3_data, 2000 if q else 10_000,
-              100, [("wait", {}), ("fcfs", {})], args.seed)
+              100, [("wait", {}), ("fcfs", {})], args.seed, restart=[("fcfs", {}), ("fcfs", {"back": 1})])
     low = {"memory": C_A100, "cost_model": VIDUR, "types": scaled([10, 10], [10, 20], [1000, 1000], 0.5, VIDUR["d1"])}
     pol = [("wait", {}), ("wait", {"B": 448}), ("nested-wait", {}), ("fcfs", {}), ("vllm", {}), ("sarathi", {})]
     run_table("§5.1 (i) low demand: m = 2, l = (10, 10), l' = (10, 20), rates 1:1", low, 60 if q else 200,
-              20 if q else 50, pol, args.seed)
+              20 if q else 50, pol, args.seed, restart=[("fcfs", {})])
     high = {"memory": C_A100, "cost_model": VIDUR,
             "types": scaled([20, 20, 20], [100, 200, 300], [6000, 4000, 2000], 0.85, VIDUR["d1"])}
     run_table("§5.1 (ii) high demand: m = 3, l = 20, l' = (100, 200, 300), rates 6:4:2", high,
-              1500 if q else 4000, 1000 if q else 1500, pol, args.seed)
+              1500 if q else 4000, 1000 if q else 1500, pol, args.seed, restart=[("fcfs", {})])
     s52 = {"memory": C_A100, "cost_model": VIDUR,
            "types": scaled([10] * 4, [20, 40, 80, 160], [20, 40, 80, 160], 0.7, VIDUR["d1"])}
     run_table("§5.2 Nested WAIT: m = 4, l = 10, l' = (20, 40, 80, 160), rates 20:40:80:160", s52,
               400 if q else 1500, 150 if q else 500,
               [("nested-wait", {}), ("wait", {}), ("wait", {"B": 128}), ("fcfs", {}), ("vllm", {}), ("sarathi", {})],
-              args.seed, B=128)
+              args.seed, B=128, restart=[("fcfs", {})])
 
 
 if __name__ == "__main__":

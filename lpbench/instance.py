@@ -22,7 +22,10 @@ from .semantics import BATCH, MODELS, SLOT, peak_footprint
 
 #: integers above this are rejected (they cannot be token counts or times of a real instance)
 MAX_INT = 2**40
-TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits", "types", "meta")
+TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits", "eviction", "types", "meta")
+#: what an eviction does (:mod:`lpbench.semantics`): the batch model recomputes by default; "restart" loses all
+#: progress (seed 001 §1.4), as every eviction of the slot model does
+EVICTIONS = ("recompute", "restart")
 TYPE_KEYS = ("prompt", "output", "rate")
 REQUIRED_REQUEST_KEYS = ("arrival", "prompt", "output")
 OPTIONAL_REQUEST_KEYS = ("id", "class", "tbt_slo", "ttft_slo")
@@ -105,6 +108,14 @@ class Instance:
     types: PromptTypes | None = None
     #: free-form provenance (source file, licence, import rules and counts); never read by the core
     meta: dict | None = None
+    #: "restart" or "recompute" as the file says; None: the model's own (batch: recompute, slot: restart)
+    eviction: str | None = None
+
+    @property
+    def restarts(self) -> bool:
+        """Whether an eviction loses all progress (:mod:`lpbench.semantics`): always in the slot model, in the
+        batch model where the instance says ``"eviction": "restart"``."""
+        return self.model == SLOT or self.eviction == "restart"
 
     @property
     def n(self) -> int:
@@ -147,6 +158,8 @@ class Instance:
             out["cost_model"] = self.cost_model_spec
         if self.limits.to_dict():
             out["limits"] = self.limits.to_dict()
+        if self.eviction is not None:
+            out["eviction"] = self.eviction
         if self.types is not None:
             out["types"] = self.types.to_list()
         if self.meta is not None:
@@ -320,6 +333,12 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
                     col.add("limits.prefill_budget", f"must be <= token_budget ({limits.token_budget}), "
                             f"got {limits.prefill_budget}")
 
+    eviction = data.get("eviction")
+    if eviction is not None and eviction not in EVICTIONS:
+        col.add("eviction", f"must be one of 'recompute', 'restart', got {_show(eviction)}")
+    elif eviction == "recompute" and model == SLOT:
+        col.add("eviction", "the slot model (seed 004) evicts by restart only; use model 'batch' for recompute")
+
     types = _parse_types(col, data["types"], model, cost_model, data["memory"]) if "types" in data else None
     if "requests" not in data:
         if col.problems:
@@ -327,7 +346,7 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
         empty = np.zeros(0, dtype=np.int64)
         return Instance(memory=int(data["memory"]), arrival=np.zeros(0), prompt=empty, output=empty.copy(), ids=[],
                         model=model, cost_model=cost_model, cost_model_spec=spec, limits=limits,
-                        name=data.get("name") or name or "instance", types=types)
+                        name=data.get("name") or name or "instance", types=types, eviction=eviction)
     cols = _request_columns(col, data["requests"])
     if cols is None or col.problems:
         raise InputError(col.problems)
@@ -397,6 +416,7 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
         ttft_slo=opt_float("ttft_slo"),
         types=types,
         meta=data.get("meta"),
+        eviction=eviction,
     )
 
 

@@ -23,6 +23,14 @@ State of a request (seed 003 §5 notation, notes §3.2)
   starts again from its prompt. Latency still counts from the original a_i. The last run of every
   request is an uninterrupted run of o_i rounds, so dropping the earlier runs leaves a feasible
   non-preemptive schedule with the same completions: such schedules are never better than the IP.
+* eviction, batch model with ``"eviction": "restart"`` in the instance (seed 001 §1.4: an evicted
+  prompt "loses everything, restarts at stage 0"): as in the slot model, m = 0, S = L = I and
+  generated = 0; the request prefills its prompt again and regenerates every token. Tokens emitted by
+  an abandoned run still count for TTFT and TBT (they were sent), completion is the last run's. Dropping
+  every abandoned run's entries from a schedule (and the batches left empty) keeps every batch's start,
+  makes no batch slower under a cost model whose time does not grow when an entry is removed (every
+  shipped form), and leaves each request's last run, an eviction-free run: so an eviction-free schedule
+  is at least as good as any restart schedule, and the restart optimum is the eviction-free optimum.
 * in both models an evicted request does no work in the batch that evicts it (c = 0, CSP (1)-(2)).
 * completion: when O_i tokens are generated; its KV is released after that batch.
 
@@ -91,9 +99,12 @@ class RequestStates:
     path; ``tests/test_verify.py`` checks that the two agree).
     """
 
-    def __init__(self, prompt: np.ndarray, output: np.ndarray, model: str):
+    def __init__(self, prompt: np.ndarray, output: np.ndarray, model: str, restart: bool | None = None):
+        """``restart``: evictions lose all progress (default: in the slot model only; an instance's
+        ``Instance.restarts``)."""
         n = len(prompt)
         self.model = model
+        self.restart = model == SLOT if restart is None else restart
         self.prompt = np.asarray(prompt, dtype=np.int64)
         self.output = np.asarray(output, dtype=np.int64)
         self.S = self.prompt.copy()          # sequence length
@@ -120,10 +131,10 @@ class RequestStates:
     # -- transitions ---------------------------------------------------------------------------
     def evict(self, idx: np.ndarray) -> None:
         """Drop the KV: recompute (batch model, generated tokens kept in the sequence) or restart
-        (slot model, progress lost)."""
+        (slot model, or a batch-model instance with ``"eviction": "restart"``: progress lost)."""
         self.kv_total -= int(self.footprint(idx).sum())
         self.m[idx] = 0
-        if self.model == SLOT:
+        if self.restart:
             self.S[idx] = self.prompt[idx]
             self.generated[idx] = 0
         self.L[idx] = self.S[idx]
@@ -198,7 +209,7 @@ class Replay(NamedTuple):
     evict_m: np.ndarray  # int64[nev]: KV held by each evicted request before its eviction
 
 
-def replay_batch_model(prompt, output, ptr, req, tokens, eptr, evict) -> Replay:
+def replay_batch_model(prompt, output, ptr, req, tokens, eptr, evict, restart: bool = False) -> Replay:
     """The batch-model rules of :class:`RequestStates`, applied to a whole columnar schedule at once.
 
     Exact under the premise that every entry processes 1 <= c <= pending tokens, no request appears
@@ -211,7 +222,8 @@ def replay_batch_model(prompt, output, ptr, req, tokens, eptr, evict) -> Replay:
     decode of pending 1 that generates (S = T + 1). So a run of T tokens in all ends with
     S = max(L, T + 1), the next run's L (recompute keeps the generated tokens): L of run r is
     max(I, max over the earlier runs of T + 1). The generated count is the running count of ``gen``,
-    as ``process`` adds it, and the request completes at the entry where it reaches O.
+    as ``process`` adds it, and the request completes at the entry where it reaches O. With ``restart``
+    (``"eviction": "restart"``) every run starts from the prompt, L = I, and the count restarts with each run.
     """
     nb = len(ptr) - 1
     ne, nev = len(req), len(evict)
@@ -238,14 +250,20 @@ def replay_batch_model(prompt, output, ptr, req, tokens, eptr, evict) -> Replay:
     same = np.zeros(len(starts), dtype=bool)
     same[1:] = q_run[1:] == q_run[:-1]
     prev[1:][same[1:]] = T_run[:-1][same[1:]] + 1
-    L_run = np.maximum(np.asarray(prompt, dtype=np.int64)[q_run],
-                       np.maximum.accumulate(q_run * big + prev) - q_run * big)
+    if restart:
+        L_run = np.asarray(prompt, dtype=np.int64)[q_run]
+    else:
+        L_run = np.maximum(np.asarray(prompt, dtype=np.int64)[q_run],
+                           np.maximum.accumulate(q_run * big + prev) - q_run * big)
     L = L_run[run]
     pending = np.where(T < L, L - T, 1)
     gen = ~is_ev & (c == pending)
     g = np.cumsum(gen)
     req_start = np.flatnonzero(first)
-    generated = g - (g - gen)[req_start][np.cumsum(first) - 1]  # per request, after the event
+    if restart:  # per run, after the event
+        generated = g - (g - gen)[run_start][run]
+    else:        # per request, after the event
+        generated = g - (g - gen)[req_start][np.cumsum(first) - 1]
     finish = gen & (generated == np.asarray(output, dtype=np.int64)[q])
     f = np.cumsum(finish)
     after = (f - finish) - (f - finish)[req_start][np.cumsum(first) - 1] > 0  # completed before the event

@@ -44,7 +44,8 @@ def test_field_naming_messages():
                                       {"arrival": 0, "prompt": 3, "output": -3}]}
     assert problems(bad) == ["requests[1].output: must be a positive integer, got -3"]
     assert problems({"memroy": 4, "memory": 4, "requests": [{"arrival": 0, "prompt": 1, "output": 1}]}) == [
-        "memroy: unknown key; expected one of: name, memory, requests, model, cost_model, limits, types, meta"]
+        "memroy: unknown key; expected one of: name, memory, requests, model, cost_model, limits, eviction, types, "
+        "meta"]
     assert problems({"memory": 40, "requests": [{"arrival": 0, "prompt": 3, "outptu": 2}]}) == [
         "requests[0].outptu: unknown key; expected one of: arrival, prompt, output, id, class, tbt_slo, ttft_slo",
         "requests[0].output: missing required field"]

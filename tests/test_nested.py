@@ -39,8 +39,9 @@ class Audited(NestedWait):
     name = "nested-wait-audited"
 
     def reset(self, inst, st):
-        # the instance without requests' outputs (its batch limits, refused, are not theirs); no simulator state
-        super().reset(Forbidden(inst, {"arrival", "prompt", "memory", "types", "cost_model", "limits"}),
+        # the instance without requests' outputs (its batch limits and eviction rule, refused, are not theirs); no
+        # simulator state
+        super().reset(Forbidden(inst, {"arrival", "prompt", "memory", "types", "cost_model", "limits", "eviction"}),
                       Forbidden(st, ()))
 
 

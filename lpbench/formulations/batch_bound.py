@@ -47,6 +47,11 @@ Combination: both bounds hold for the k-th smallest completion time C_(k) (the k
 bound the k first completions), so Σ_k max(iso_(k), SRPT_(k)) − Σ a_i <= total latency of every
 schedule, and max(max_i a_i + t_i, SRPT makespan) <= makespan.
 
+``eviction: restart`` (seed 001 §1.4; :mod:`lpbench.semantics`): after a restart the request runs again from its
+prompt, so its last run is eviction-free and alone obeys (F1)-(F4) with every token on the decode path after the
+first; the abandoned runs only add batches, and every batch still costs at least what is counted for the last run.
+So both bounds hold unchanged (``tests/test_restart.py`` checks them against every policy's restart schedules).
+
 ``K engines`` (``limits.engines``, :mod:`lpbench.sim.multi`; each engine has its own memory M and
 budgets, and a request may move between engines, DistServe's prefill/decode split included): (F1)-(F3)
 hold across engines (a request's batches stay disjoint in time; a KV move only adds time), so t_i is

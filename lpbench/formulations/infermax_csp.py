@@ -22,6 +22,10 @@ These are the semantics of :mod:`lpbench.semantics` (batch model) written as con
 that completed releases its KV (the paper lets a free e_{i,j} do that; here it is explicit so every
 eviction in a solution is a real one), and e_{i,j} is allowed only in non-empty batches and for
 requests holding KV (m_{i,j-1} >= 1; with m = 0 an eviction changes nothing, as then L = S already).
+On an instance with ``"eviction": "restart"`` (seed 001 §1.4) every e_{i,j} = 0: the restart optimum is the
+eviction-free optimum (:mod:`lpbench.semantics`, the restart bullet: dropping a restart schedule's
+abandoned runs slows no batch and leaves an eviction-free schedule with the same or earlier completions),
+and eviction-free schedules mean the same under both rules, so the model stays exact.
 
 **Objective**: the makespan A_J = Σ_j (w_j + T_j) -- for the offline workloads of the paper, "total
 latency, summing up all batch times". T_j is the ``infermax`` cost model exactly, quadratic terms
@@ -223,7 +227,7 @@ def model_magnitude(proto) -> int:
 def schedule_from_batches(inst, batches):
     """A Schedule of (req, tokens, evict) batches, each started as early as possible (after the
     previous batch and the arrival of every request it processes)."""
-    st = RequestStates(inst.prompt, inst.output, inst.model)
+    st = RequestStates(inst.prompt, inst.output, inst.model, inst.restarts)
     out = ScheduleBuilder()
     t = 0.0
     for req, tok, ev in batches:
@@ -546,6 +550,8 @@ class InferMaxCSP(InferMaxBatchModel):
                 m.AddImplication(done, idle)
                 m.AddImplication(done, eij.Not())            # no eviction after completion
                 m.AddImplication(eij, y[j])                  # evictions only in non-empty batches
+                if inst.restarts:
+                    m.Add(eij == 0)                          # restart: the eviction-free optimum (docstring)
                 m.Add(mp >= 1).OnlyEnforceIf(eij)            # only a request holding KV is evicted
                 R = Sp - mp
                 # (1) memory management, (2) tokens to process
@@ -748,9 +754,10 @@ class InferMaxCSP(InferMaxBatchModel):
         requests are relabelled so that the symmetry break holds (the one listed first completes no
         later): within each class of equal (a, I, O), the members' rows are reassigned in the order
         of their completion batch (the last batch that processes them), which leaves every batch's
-        (c, m, phase) multiset, hence the schedule's cost and feasibility, unchanged."""
+        (c, m, phase) multiset, hence the schedule's cost and feasibility, unchanged. None too for a schedule
+        with evictions on a restart instance, where the model has none."""
         n, J = self.inst.n, self.J
-        if schedule.n_batches > J:
+        if schedule.n_batches > J or (self.inst.restarts and len(schedule.evict)):
             return None
         cv = np.zeros((n, J + 1), dtype=np.int64)
         ev = np.zeros((n, J + 1), dtype=np.int64)

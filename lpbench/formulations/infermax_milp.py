@@ -171,6 +171,8 @@ class InferMaxMILP(InferMaxBatchModel):
         rows.add("no eviction after completion", [(1, e), (1, d)], hi=1)
         rows.add("evict only a request holding KV", [(1, mp), (-1, e)], lo=0)
         rows.add("evict only in a non-empty batch", [(1, e), (-1, y[None, :])], hi=0)
+        if inst.restarts:  # restart: the eviction-free optimum (lpbench.formulations.infermax_csp, docstring)
+            rows.add("restart: no eviction", [(1, e)], hi=0)
         # (1) memory management
         rows.add("(1) m <= m_prev + c", [(1, mc), (-1, mp), (-1, c)], hi=0)
         rows.add("(1) m >= m_prev + c unless idle", [(1, mc), (-1, mp), (-1, c), (U, e), (U, d)], lo=0)
@@ -259,9 +261,10 @@ class InferMaxMILP(InferMaxBatchModel):
 
     # -- schedules <-> solutions ----------------------------------------------------------------------
     def warm_start(self, schedule) -> np.ndarray | None:
-        """The model point of a schedule (None if it has more than J batches): states replayed with
-        :class:`~lpbench.semantics.RequestStates`, products and telescoped features evaluated."""
-        if schedule.n_batches > self.J:
+        """The model point of a schedule (None if it has more than J batches, or evicts on a restart instance,
+        where the model has no evictions): states replayed with :class:`~lpbench.semantics.RequestStates`,
+        products and telescoped features evaluated."""
+        if schedule.n_batches > self.J or (self.inst.restarts and len(schedule.evict)):
             return None
         inst, n, J, v = self.inst, self.inst.n, self.J, self.vars
         x = np.zeros(self.model.n_vars)

@@ -55,4 +55,5 @@ def instance(base, types: PromptTypes, horizon: float, seed: int, k: int = 0) ->
         raise InputError(f"--horizon: no request arrives in [0, {horizon:g}) with seed {seed}; use a longer horizon")
     return {"name": f"fluid-{base.name}-T{horizon:g}-s{seed}-{k:03d}", "memory": int(base.memory), "model": "batch",
             "cost_model": base.cost_model.spec() if base.cost_model_spec is None else base.cost_model_spec,
+            **({} if base.eviction is None else {"eviction": base.eviction}),
             "types": types.to_list(), "requests": reqs}

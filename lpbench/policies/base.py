@@ -78,12 +78,14 @@ def batch_budgets(limits) -> tuple[float, float, float]:
 
 def refuse_refill_over_budget(name: str, inst, P: float, remedy: str) -> None:
     """Exit 2 where a policy without chunked prefill cannot ever run a request: a refill after an eviction
-    recomputes its prompt and generated tokens in one batch, up to I + O − 1, and that must fit the budget P."""
-    worst = inst.prompt + inst.output - 1
+    recomputes its prompt and generated tokens in one batch, up to I + O − 1, and that must fit the budget P
+    (on a restart instance a refill is the prompt I again)."""
+    worst, what = (inst.prompt, "its prompt") if inst.restarts else (inst.prompt + inst.output - 1,
+                                                                      "prompt + output - 1")
     if inst.n and worst.max() > P:
         i = int(worst.argmax())
         raise InputError(f"policy {name!r} has no chunked prefill: request {inst.ids[i]} may need a prefill of "
-                         f"{int(worst[i])} tokens (prompt + output - 1), above its budget P = {P:g}; {remedy}")
+                         f"{int(worst[i])} tokens ({what}), above its budget P = {P:g}; {remedy}")
 
 
 def make_policy(name: str, inst=None, **params) -> Policy:

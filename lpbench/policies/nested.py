@@ -147,6 +147,9 @@ class NestedWait(Policy):
     def reset(self, inst, st) -> None:  # keeps neither inst nor st: see BlindView
         v = self.view = BlindView.of(inst)                   # its types block and linear cost model first
         refuse_batch_limits(self.name, inst)
+        if inst.eviction == "restart":                       # its segments keep a request's stage through an eviction
+            raise InputError("eviction: policy 'nested-wait' keeps an evicted prompt at its stage (its memory safety "
+                             "net recomputes, not in the paper), so it refuses 'restart'; remove it")
         self.thresholds = proportional_thresholds(v, self.n1)
         K = len(v.lengths)
         self.entry = [deque() for _ in range(K)]

@@ -142,8 +142,11 @@ class FCFS(Policy):
     KV that is free *now* (vLLM's block check ignores the growth of running decodes). If the batch's
     footprint after it would exceed C, running prompts are evicted LIFO by admission (the paper:
     "most recently admitted prompts are evicted first") until it fits, newly admitted ones last.
-    Eviction uses lpbench's batch-model semantics (recompute: KV dropped, generated tokens refilled),
-    which wastes less than the paper's full restart, so this baseline is if anything flattered.
+    An eviction does what the instance says (:mod:`lpbench.semantics`): by default the batch model's
+    recompute (KV dropped, generated tokens refilled), which wastes less than the paper's full restart;
+    with ``"eviction": "restart"`` in the instance, the paper's rule (§1.4: the prompt "loses everything,
+    restarts at stage 0"). ``back`` = 1 re-queues evicted prompts at the back, "as new arrivals" (the paper);
+    the default 0 puts them at the front, as Vidur does (notes seed-001, ambiguity 12).
 
     lpbench extension, as for MC-SF: the instance's token_budget / prefill_budget / max_batch_requests also end
     the FCFS admission (seed 001's model has no such limits). An evicted request is re-admitted whole (its prompt
@@ -153,6 +156,13 @@ class FCFS(Policy):
     name = "fcfs"
     explicit_only = True
     summary = "seed 001 §3.1 FCFS (vLLM-style): admit against current free KV, mixed batches, LIFO eviction"
+
+    def __init__(self, back: float = 0, **kw):
+        super().__init__(**kw)
+        if back not in (0, 1):
+            raise InputError(f"--param back: must be 0 (evicted prompts re-queue at the front, as Vidur) or 1 "
+                             f"(at the back, as new arrivals), got {back:g}")
+        self.back = bool(back)
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
@@ -190,7 +200,10 @@ class FCFS(Policy):
             v = admitted.pop()
             after -= int(st.S[v])
             self.waiting.appendleft(v)
-        self.waiting.extendleft(evicted)                     # evicted prompts re-queue at the front
+        if self.back:                                        # evicted prompts re-queue as new arrivals ...
+            self.waiting.extend(reversed(evicted))           # ... in admission order
+        else:
+            self.waiting.extendleft(evicted)                 # ... or at the front (Vidur)
         self.running += admitted
         if not self.running:
             return None

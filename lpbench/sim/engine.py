@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import PolicyDiverged, PolicyError
 from ..instance import Instance
 from ..schedule import Schedule, ScheduleBuilder
-from ..semantics import RequestStates
+from ..semantics import SLOT, RequestStates
 
 
 class Batch(NamedTuple):
@@ -63,13 +63,15 @@ class Watch:
     def __init__(self, inst: Instance, name: str, progress=None):
         self.guard = 10 * int((inst.prompt + inst.output).sum()) + 1000
         self.name, self.progress, self.n = name, progress, inst.n
+        self.why = ("; evictions restart on this instance, so a request evicted again and again never completes"
+                    if inst.model != SLOT and inst.restarts else "")
         self.reported = 0  # thousands of batches reported to progress
         self.due = self.guard + 1 if progress is None else min(self.guard + 1, 1000)  # the least count check acts on
 
     def check(self, batches: int, completed: int, t: float) -> None:
         if batches > self.guard:
             raise PolicyDiverged(f"policy {self.name!r} ran {self.guard} batches, 10x the tokens of the instance, "
-                                 "without finishing (livelock)")
+                                 f"without finishing (livelock){self.why}")
         if self.progress is not None and batches // 1000 > self.reported:
             self.reported = batches // 1000
             self.due = min(self.guard + 1, (self.reported + 1) * 1000)
@@ -89,7 +91,7 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
     import time
 
     t0 = time.perf_counter()
-    st = RequestStates(inst.prompt, inst.output, inst.model)
+    st = RequestStates(inst.prompt, inst.output, inst.model, inst.restarts)
     policy.reset(inst, st)
     arrival = inst.arrival
     n = inst.n
