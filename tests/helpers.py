@@ -31,3 +31,12 @@ def packed_schedules(inst):
                 if batches is not None:
                     out.append(schedule_from_batches(inst, batches))
     return out
+
+
+def same_verification(a, b):
+    """Two verifier results agree exactly: feasibility, violations, metrics and the token times."""
+    assert a.feasible == b.feasible and a.violations == b.violations
+    if a.feasible:
+        assert a.metrics == b.metrics
+        for x, y in ((a.first_token, b.first_token), (a.completion, b.completion), *zip(a.tbt, b.tbt)):
+            assert np.array_equal(x, y, equal_nan=True)

@@ -3,6 +3,7 @@ verifier's two replays against hand-computed metrics and against each other, the
 (the eviction-free optimum) and the bounds."""
 import numpy as np
 import pytest
+from helpers import same_verification
 
 from lpbench.errors import InputError
 from lpbench.instance import parse_instance
@@ -91,14 +92,6 @@ def _tight(seed, n=24, **extra):
     return parse_instance(data)
 
 
-def _same(a, b):
-    assert a.feasible == b.feasible and a.violations == b.violations
-    if a.feasible:
-        assert a.metrics == b.metrics
-        for x, y in ((a.first_token, b.first_token), (a.completion, b.completion), *zip(a.tbt, b.tbt)):
-            assert np.array_equal(x, y, equal_nan=True)
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_every_policy_restarts_and_both_replays_agree(seed):
     """Every batch policy, fcfs included, on a restart instance: its schedule verifies and the flat check returns
@@ -119,7 +112,7 @@ def test_every_policy_restarts_and_both_replays_agree(seed):
             continue
         ref = _verify_replay(inst, sched)
         assert ref.feasible, (p, ref.violations)
-        _same(_verify_flat(inst, sched), ref)
+        same_verification(_verify_flat(inst, sched), ref)
         assert ref.metrics["total_latency"] >= bound * (1 - 1e-12), p
         if ref.metrics["evictions"]:
             evicting += 1

@@ -1,5 +1,6 @@
 """The verifier against hand-made schedules with hand-computed metrics."""
 import pytest
+from helpers import same_verification as _same
 
 from lpbench.errors import InputError
 from lpbench.instance import parse_instance
@@ -102,15 +103,6 @@ def test_eviction_rules():
     res = check({**BATCH, "limits": {}}, [{"start": 1, "requests": ["A"], "tokens": [2]},
                                           {"start": 1.5, "requests": ["A"], "tokens": [1]}])
     assert res.violations == ["batch 1 (start 1.5): [order] starts before the previous batch ends at 2"]
-
-
-def _same(a, b):
-    import numpy as np
-    assert a.feasible == b.feasible and a.violations == b.violations
-    if a.feasible:
-        assert a.metrics == b.metrics
-        for x, y in ((a.first_token, b.first_token), (a.completion, b.completion), *zip(a.tbt, b.tbt)):
-            assert np.array_equal(x, y, equal_nan=True)
 
 
 def _corrupt(sched, rng):
