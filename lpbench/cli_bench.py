@@ -1,6 +1,7 @@
 """``lpbench bench | compare | table | plot``: batch regression jobs, their store, tables and figures."""
 from __future__ import annotations
 
+import math
 import sys
 from collections import Counter
 
@@ -10,14 +11,21 @@ FAILED = ("error", "timeout")
 
 
 def cmd_bench(args) -> int:
-    from .bench.executors import run_tasks
-    from .bench.store import RunStore
+    """Every check (the suite, the executor options, --out or the run to resume, a --scheduler's answer)
+    comes before the run directory is created: bad input leaves nothing behind."""
+    from .bench.executors import check_options, reach_scheduler, run_tasks
+    from .bench.store import RunStore, check_out
     from .bench.suite import load_suite
 
-    suite = load_suite(args.suite)  # every check happens here, before any work
+    suite = load_suite(args.suite)
     tasks = [t.to_dict() for t in suite.tasks()]
-    store = RunStore.resume(args.out, args.resume, suite) if args.resume else RunStore.create(args.out, suite,
-                                                                                                args.executor)
+    check_options(args.executor, args.workers, args.scheduler)
+    store = RunStore.resume(args.out, args.resume, suite) if args.resume else None
+    if store is None:
+        check_out(args.out)
+    if args.scheduler:
+        reach_scheduler(args.scheduler)
+    store = store or RunStore.create(args.out, suite, args.executor)
     todo = store.pending(tasks)
     if not args.quiet:
         print(f"lpbench: run {store.path}: {len(tasks)} tasks, {len(tasks) - len(todo)} already stored, "
@@ -54,8 +62,9 @@ def cmd_compare(args) -> int:
     from .bench.compare import compare_runs
     from .bench.store import read_run
 
-    if args.time_tol < 0:
-        raise InputError(f"--time-tol: must be >= 0, got {args.time_tol}")
+    for flag, value in (("--time-tol", args.time_tol), ("--time-floor", args.time_floor)):
+        if not 0 <= value < math.inf:  # also refuses nan
+            raise InputError(f"{flag}: must be a finite number >= 0, got {value}")
     diff = compare_runs(read_run(args.baseline), read_run(args.new), args.time_tol, args.time_floor)
     bad = diff[diff["regressions"] != ""]
     if args.json:
@@ -82,6 +91,7 @@ def cmd_table(args) -> int:
     kinds = list(TABLES) if args.kind == "all" else [args.kind]
     if by and args.kind == "csp51":
         raise InputError("--by: the csp51 table has one row per instance and takes no --by")
+    printed = 0
     for k in kinds:
         table = TABLES[k](frame) if k == "csp51" else TABLES[k](frame, by=by)
         if table.empty and len(kinds) == 1:
@@ -91,7 +101,40 @@ def cmd_table(args) -> int:
         if len(kinds) > 1 and args.format != "csv":
             print(f"\n{k}\n" if args.format == "md" else f"\n% {k}")
         print(render(table, args.format))
+        printed += 1
+    if not printed:  # e.g. a run of failed tasks: say what it holds rather than print nothing
+        held = ", ".join(f"{v} {k}" for k, v in sorted(Counter(frame["status"].fillna("no status")).items()))
+        print(f"lpbench: run {args.run} has no rows for any table: {len(frame)} rows ({held})", file=sys.stderr)
     return 0
+
+
+#: the options each plot kind reads; any other one given is refused (exit 2) rather than ignored
+PLOT_OPTIONS = {"ratio": ("run", "policy"), "latency": ("run", "x"),
+                "memory": ("instance", "policy", "formulation", "solver", "time_limit", "seed"),
+                "gantt": ("instance", "policy", "formulation", "solver", "time_limit", "seed")}
+
+
+def _flag(option: str) -> str:
+    return "--" + option.replace("_", "-")
+
+
+def _check_plot_options(args) -> None:
+    """Refuse an option the kind does not read, and a schedule chosen twice (or not at all)."""
+    takes = PLOT_OPTIONS[args.kind]
+    for option in ("run", "x", "instance", "policy", "formulation", "solver", "time_limit", "seed"):
+        if getattr(args, option) is not None and option not in takes:
+            raise InputError(f"{_flag(option)}: plot {args.kind} does not use it; it takes "
+                             f"{', '.join(map(_flag, takes))}")
+    need = "run" if "run" in takes else "instance"
+    if getattr(args, need) is None:
+        raise InputError(f"{_flag(need)}: required for plot {args.kind}")
+    if need == "instance":
+        if (args.policy is None) == (args.formulation is None):
+            raise InputError(f"--policy, --formulation: plot {args.kind} draws one schedule: give one of them, "
+                             f"got {'both' if args.policy else 'neither'}")
+        for option in ("solver", "time_limit"):
+            if getattr(args, option) is not None and args.formulation is None:
+                raise InputError(f"{_flag(option)}: only with --formulation")
 
 
 def _one_schedule(args):
@@ -99,36 +142,34 @@ def _one_schedule(args):
     from .instance import load_instance, require_requests
     from .solve import run_policies, solve_instance
 
-    if not args.instance:
-        raise InputError(f"--instance: required for plot {args.kind}")
     inst = load_instance(args.instance)
     require_requests(inst, f"plot {args.kind}", args.instance)
+    seed = args.seed or 0
     if args.formulation:
-        rep = solve_instance(inst, args.formulation, args.solver, args.time_limit, [], args.seed)
+        rep = solve_instance(inst, args.formulation, args.solver or "highs", args.time_limit, [], seed)
         if rep["_schedule"] is None:
             raise InputError(f"--formulation: {args.formulation} returned no schedule (status {rep['status']})")
         return inst, rep["_schedule"], f"({args.formulation}, {rep['status']})"
-    if not args.policy:
-        raise InputError(f"--policy: required for plot {args.kind} (or --formulation)")
-    (run,) = run_policies(inst, [args.policy], "total_latency", args.seed)
+    (run,) = run_policies(inst, [args.policy], "total_latency", seed)
     return inst, run.schedule, f"({args.policy})"
 
 
 def cmd_plot(args) -> int:
+    """Both targets (OUT.png, OUT.pdf) and the options are checked before a run is read or a schedule computed."""
     from .report import plots
 
+    _check_plot_options(args)
+    plots.targets(args.out, args.force)
     if args.kind in ("ratio", "latency"):
         from .bench.store import read_run
 
-        if not args.run:
-            raise InputError(f"--run: required for plot {args.kind}")
         frame = read_run(args.run)
-        paths = (plots.ratio_histogram(frame, args.out, args.policy) if args.kind == "ratio"
-                 else plots.latency_curve(frame, args.out, args.x))
+        paths = (plots.ratio_histogram(frame, args.out, args.policy, force=args.force) if args.kind == "ratio"
+                 else plots.latency_curve(frame, args.out, args.x or "requests", force=args.force))
     else:
         inst, sched, label = _one_schedule(args)
         draw = plots.memory_plot if args.kind == "memory" else plots.gantt
-        paths = draw(inst, sched, args.out, label)
+        paths = draw(inst, sched, args.out, label, force=args.force)
     for p in paths:
         print(p)
     return 0
@@ -174,13 +215,17 @@ def add_parsers(sub) -> None:
 
     s = sub.add_parser("plot", help="figures (PNG and PDF): ratio histogram, latency curve, KV memory, Gantt chart")
     s.add_argument("kind", choices=PLOT_KINDS)
-    s.add_argument("--out", required=True, help="output path without suffix; writes OUT.png and OUT.pdf")
+    s.add_argument("--out", required=True, help="output path; writes OUT.png and OUT.pdf (a .png or .pdf ending "
+                   "of OUT is dropped)")
+    s.add_argument("--force", action="store_true", help="allow OUT.png and OUT.pdf to overwrite existing files")
     s.add_argument("--run", help="run directory (ratio, latency)")
-    s.add_argument("--x", default="requests", help="x column of the latency plot (default requests)")
+    s.add_argument("--x", help="x column of the latency plot (default requests)")
     s.add_argument("--instance", help="instance file (memory, gantt)")
-    s.add_argument("--policy", help="policy whose schedule is drawn (memory, gantt) or whose ratios (ratio)")
+    s.add_argument("--policy", help="policy whose schedule is drawn (memory, gantt; or --formulation) or whose "
+                   "ratios (ratio; default all policies)")
     s.add_argument("--formulation", help="draw this formulation's optimal schedule instead (memory, gantt)")
-    s.add_argument("--solver", default="highs", help="solver profile with --formulation (default highs)")
+    s.add_argument("--solver", help="solver profile with --formulation (default highs)")
     s.add_argument("--time-limit", type=POSITIVE_FLOAT, help="solver seconds with --formulation")
-    s.add_argument("--seed", type=SEED, default=0)
+    s.add_argument("--seed", type=SEED, help="seed of a randomised policy or of the solver (memory, gantt; "
+                   "default 0)")
     s.set_defaults(func=cmd_plot)

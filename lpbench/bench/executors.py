@@ -18,6 +18,7 @@ from ..errors import InputError
 from .runner import failure_rows, run_isolated
 
 EXECUTORS = ("local", "dask")
+CONNECT_TIMEOUT = "20s"  # how long a --scheduler may take to answer
 
 
 def default_workers() -> int:
@@ -37,10 +38,7 @@ def run_dask(tasks: list[dict], workers: int, scheduler: str | None = None) -> I
     except ImportError:
         raise InputError("--executor: 'dask' needs dask[distributed]; pip install 'lpbench[bench]'") from None
     if scheduler:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except OSError as e:
-            raise InputError(f"--scheduler: cannot reach {scheduler!r} ({e})") from None
+        client = _connect(Client, scheduler)
         cluster = None
     else:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -66,15 +64,36 @@ def run_dask(tasks: list[dict], workers: int, scheduler: str | None = None) -> I
                 print(f"warning: Dask LocalCluster shutdown: {type(e).__name__}: {e}", file=sys.stderr)
 
 
-def run_tasks(tasks: list[dict], executor: str = "local", workers: int | None = None,
-              scheduler: str | None = None) -> Iterator[tuple[dict, list[dict]]]:
+def _connect(client_class, scheduler: str):
+    try:
+        return client_class(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, ValueError, TypeError) as e:  # unreachable, or not an address
+        raise InputError(f"--scheduler: cannot reach {scheduler!r} ({e})") from None
+
+
+def check_options(executor: str, workers: int | None, scheduler: str | None) -> None:
+    """Refuse bad executor options (``InputError``, exit 2); no connection is made."""
     if executor not in EXECUTORS:
         raise InputError(f"--executor: expected one of {', '.join(EXECUTORS)}, got {executor!r}")
-    workers = workers or default_workers()
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise InputError(f"--workers: must be a positive integer, got {workers}")
     if scheduler and executor != "dask":
         raise InputError("--scheduler: only with --executor dask")
+
+
+def reach_scheduler(scheduler: str) -> None:
+    """Connect to ``scheduler`` once and close: ``bench`` refuses an unreachable one before it creates a run."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError("--executor: 'dask' needs dask[distributed]; pip install 'lpbench[bench]'") from None
+    _connect(Client, scheduler).close()
+
+
+def run_tasks(tasks: list[dict], executor: str = "local", workers: int | None = None,
+              scheduler: str | None = None) -> Iterator[tuple[dict, list[dict]]]:
+    check_options(executor, workers, scheduler)
+    workers = workers or default_workers()
     if executor == "local":
         return run_local(tasks, workers)
     return run_dask(tasks, workers, scheduler)

@@ -5,16 +5,21 @@ any moment keeps every finished task and no half-written file. A run directory i
 gets a fresh name (``<suite>-<UTC time>``, with ``-2``, ``-3`` on a clash). ``--resume RUN`` reopens one,
 refuses it when the suite's fingerprint (settings and task list) changed, and runs only the tasks without
 a part. Rows are tidy: one per (instance, formulation or policy, solver, repetition).
+
+Everything is checked before the run directory is created (:func:`check_out`, :meth:`RunStore.resume`);
+a file that is not a readable manifest, Parquet part or results store is bad input (``InputError``, exit 2).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from .. import __version__
 from ..errors import InputError
@@ -22,6 +27,9 @@ from ..outputs import write_json, write_parquet
 from .suite import Suite
 
 MANIFEST = "manifest.json"
+#: the row columns that ``compare``, ``table`` and ``plot`` read: a Parquet file without them is no results store
+COLUMNS = ("instance", "instance_hash", "kind", "method", "formulation", "solver", "repetition", "status",
+           "objective", "bound", "gap", "ratio_lower", "ratio_upper", "verified", "build_seconds", "solve_seconds")
 
 
 def git_commit() -> str | None:
@@ -40,6 +48,19 @@ def git_commit() -> str | None:
 
 def part_name(task_key: str) -> str:
     return f"part-{hashlib.sha1(task_key.encode()).hexdigest()[:20]}.parquet"
+
+
+def check_out(out: str | Path) -> None:
+    """Refuse a results directory ``--out`` that is not a directory or cannot be created or written to."""
+    out = Path(out)
+    anc = out
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise InputError(f"--out: {anc} is not a directory" + ("" if anc == out else f", so {out} cannot be "
+                         "created under it") + "; give a results directory")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise InputError(f"--out: cannot write to directory {anc} (permission denied)")
 
 
 class RunStore:
@@ -71,9 +92,15 @@ class RunStore:
     @classmethod
     def resume(cls, out: str | Path, run: str, suite: Suite) -> "RunStore":
         path = Path(run) if Path(run).is_dir() else Path(out) / run
-        if not (path / MANIFEST).exists():
+        if not (path / MANIFEST).is_file():
             raise InputError(f"--resume: {run!r} is not a run (no {path / MANIFEST})")
-        manifest = json.loads((path / MANIFEST).read_text())
+        try:
+            manifest = json.loads((path / MANIFEST).read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise InputError(f"--resume: {path / MANIFEST} is not a readable run manifest ({e})") from None
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("fingerprint"), str):
+            raise InputError(f"--resume: {path / MANIFEST} is not a run manifest (expected an object with a "
+                             f"fingerprint, got {json.dumps(manifest)[:60]})")
         if manifest["fingerprint"] != suite.fingerprint():
             raise InputError(f"--resume: the suite changed since run {path.name} was started (settings, instances "
                              "or task list differ); start a new run instead")
@@ -93,18 +120,40 @@ class RunStore:
         write_parquet(self.path / part_name(task["key"]), frame)
 
 
+def _read_part(path: Path, run: Path | None = None) -> pd.DataFrame:
+    """One Parquet file of rows: a part of ``run``, or a file given alone (``run`` None)."""
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, pa.ArrowException) as e:
+        why = " ".join(str(e).split()).split(". ")[0]  # pyarrow's first sentence names the problem
+        if run is None:
+            raise InputError(f"RUN: {path} is not an lpbench results store (not a Parquet file: {why}); give a "
+                             "run directory or a Parquet file of its rows") from None
+        raise InputError(f"RUN: {path} is a damaged part ({why}); delete it, then run its task again with "
+                         f"lpbench bench SUITE --resume {run}") from None
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"RUN: {path} is not an lpbench results store (it lacks the column(s) "
+                         f"{', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''})")
+    return frame
+
+
 def read_run(path: str | Path) -> pd.DataFrame:
     """Every row of a run (a run directory, or a single Parquet file), in a stable order, with the derived
-    column ``family`` (the instance name without a generator's ``-s<seed>-<k>`` suffix)."""
+    column ``family`` (the instance name without a generator's ``-s<seed>-<k>`` suffix). A file that is not
+    Parquet, lacks the row columns (:data:`COLUMNS`) or holds no row is refused (``InputError``)."""
     p = Path(path)
     if p.is_file():
-        return pd.read_parquet(p)
-    if not (p / MANIFEST).exists():
+        frame = _read_part(p)
+    elif not (p / MANIFEST).exists():
         raise InputError(f"RUN: {p} is not a run directory (no {MANIFEST})")
-    parts = sorted(p.glob("part-*.parquet"))
-    if not parts:
-        raise InputError(f"RUN: {p} holds no finished task yet")
-    frame = pd.concat([pd.read_parquet(f) for f in parts], ignore_index=True)
+    else:
+        parts = sorted(p.glob("part-*.parquet"))
+        if not parts:
+            raise InputError(f"RUN: {p} holds no finished task yet")
+        frame = pd.concat([_read_part(f, p) for f in parts], ignore_index=True)
+    if frame.empty:
+        raise InputError(f"RUN: {p} holds no rows")
     # derived, not stored: generated instances are named KIND-s<seed>-<k>, so "family" groups a generator's draws
     frame["family"] = frame["instance"].str.replace(r"-s\d+-\d+$", "", regex=True)
     return frame.sort_values(["instance", "kind", "method", "formulation", "solver", "repetition"],

@@ -21,21 +21,29 @@
 Tasks: one per (instance, formulation, solver, repetition) -- ``solve_instance`` with the suite's policies,
 which yields one formulation row and one policy row per policy (its certified ratio interval) -- or, when
 the suite lists no formulation, one per (instance, policy, repetition) (a verified simulation).
-Everything is checked before any work starts: an unknown key, formulation, solver, policy or generator
-kind, a glob that matches nothing, or a formulation/policy that does not fit an instance's model raises
-:class:`InputError` naming it (exit 2).
+Everything is checked before any work starts (and before a run directory is created): an unknown key,
+formulation, solver, policy or generator kind, a glob that matches nothing, an instance without requests or
+listed twice (the same content under any name: its tasks would share their keys), or a formulation/policy that
+does not fit an instance's model raises :class:`InputError` naming it (exit 2). Settings must lie in range:
+``name`` names the run directory, so it is 1-100 letters, digits, ``.``, ``_``, ``-`` (no ``/``, no leading
+``.``); ``time_limit`` in (0, 604800] and ``grace`` in [0, 604800] seconds (a week); ``repetitions`` in
+[1, 1000]; ``seed`` >= 0 with ``seed + repetitions - 1`` < 2^63 (Parquet's int64, as the CLI's ``--seed``);
+``metric`` one of :data:`~lpbench.bench.runner.LATENCY_METRICS`; a generator's ``count`` in [1, 1000] and
+its ``seed`` in [0, 2^63).
 """
 from __future__ import annotations
 
 import glob
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from ..instance import Instance, load_instance, parse_instance
+from ..instance import Instance, load_instance, parse_instance, require_requests
 from ..tomlfile import read_toml
+from .runner import LATENCY_METRICS
 
 KEYS = {"name": str, "instances": list, "formulations": list, "solvers": list, "policies": list,
         "time_limit": (int, float), "repetitions": int, "seed": int, "grace": (int, float), "metric": str,
@@ -43,6 +51,12 @@ KEYS = {"name": str, "instances": list, "formulations": list, "solvers": list, "
 REQUIRED = ("name", "time_limit")
 GENERATE_KEYS = {"kind": str, "seed": int, "count": int, "I": list, "O": int, "B": int, "memory": int}
 GENERATORS = ("jaillet-model1", "jaillet-model2", "infermax-csp51", "infermax-uniform")
+STRING_LISTS = ("instances", "formulations", "solvers", "policies", "solve")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+MAX_SECONDS = 7 * 24 * 3600   # time_limit and grace: a week
+MAX_REPETITIONS = 1000
+MAX_COUNT = 1000              # draws of one [[suite.generate]] spec
+SEED_END = 2**63              # seeds are stored as Parquet int64
 
 
 def instance_hash(inst: Instance) -> str:
@@ -132,6 +146,50 @@ def _check_types(table: dict, spec: dict, path: str, problems: list) -> None:
             problems.append(f"{path}.{key}: must be {_type_name(spec[key])}, got {value!r}")
 
 
+def _check_strings(s: dict, problems: list) -> None:
+    """The list settings hold strings (globs, names, ``formulation:solver`` pairs)."""
+    for key in STRING_LISTS:
+        items = s.get(key)
+        if isinstance(items, list) and not all(isinstance(item, str) for item in items):
+            problems.append(f"suite.{key}: must be a list of strings, got {items!r}")
+
+
+def _check_settings(s: dict, problems: list) -> None:
+    """The ranges of the scalar settings (types already checked); see the module docstring."""
+    if not NAME.fullmatch(s["name"]):
+        problems.append(f"suite.name: must be 1-100 letters, digits, '.', '_' or '-', starting with a letter or "
+                        f"digit (it names the run directory), got {s['name']!r}")
+    if not 0 < s["time_limit"] <= MAX_SECONDS:  # also refuses nan
+        problems.append(f"suite.time_limit: must be a positive number of seconds, at most {MAX_SECONDS}, "
+                        f"got {s['time_limit']!r}")
+    grace = s.get("grace", 10.0)
+    if not 0 <= grace <= MAX_SECONDS:
+        problems.append(f"suite.grace: must be a number of seconds in [0, {MAX_SECONDS}], got {grace!r}")
+    reps = s.get("repetitions", 1)
+    if not 1 <= reps <= MAX_REPETITIONS:
+        problems.append(f"suite.repetitions: must be an integer in [1, {MAX_REPETITIONS}], got {reps!r}")
+    seed = s.get("seed", 0)
+    if not 0 <= seed <= SEED_END - max(reps, 1):
+        problems.append(f"suite.seed: must be an integer in [0, 2^63) (repetition r uses seed + r), got {seed!r}")
+    metric = s.get("metric", "total_latency")
+    if metric not in LATENCY_METRICS:
+        problems.append(f"suite.metric: expected one of {', '.join(LATENCY_METRICS)}, got {metric!r}")
+
+
+def _check_generate(spec: dict, where: str, problems: list) -> None:
+    """The ranges of one generator spec (types already checked)."""
+    if not 1 <= spec.get("count", 1) <= MAX_COUNT:
+        problems.append(f"{where}.count: must be an integer in [1, {MAX_COUNT}], got {spec['count']!r}")
+    if not 0 <= spec.get("seed", 0) < SEED_END:
+        problems.append(f"{where}.seed: must be an integer in [0, 2^63), got {spec['seed']!r}")
+    sizes = spec.get("I", [1])
+    if not sizes or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
+        problems.append(f"{where}.I: must be a non-empty list of positive integers, got {sizes!r}")
+    for k in ("O", "B", "memory"):
+        if spec.get(k, 1) < 1:
+            problems.append(f"{where}.{k}: must be a positive integer, got {spec[k]!r}")
+
+
 def _generate(spec: dict, where: str) -> list[tuple[str, dict]]:
     kind, seed, count = spec["kind"], spec.get("seed", 0), spec.get("count", 1)
     if kind.startswith("jaillet"):
@@ -166,6 +224,7 @@ def load_suite(path: str | Path) -> Suite:
     if not isinstance(s, dict):
         raise InputError(problems + ["suite: missing [suite] table"], source=str(p))
     _check_types(s, KEYS, "suite", problems)
+    _check_strings(s, problems)
     for key in REQUIRED:
         if key not in s:
             problems.append(f"suite.{key}: required")
@@ -200,16 +259,14 @@ def load_suite(path: str | Path) -> Suite:
                             f"backend {profiles[v].backend!r}; list explicit pairs in suite.solve")
     if not forms and not policies:
         problems.append("suite.policies: a suite without formulations needs at least one policy")
-    if s["time_limit"] <= 0:
-        problems.append(f"suite.time_limit: must be positive, got {s['time_limit']!r}")
-    if s.get("repetitions", 1) < 1:
-        problems.append(f"suite.repetitions: must be >= 1, got {s['repetitions']!r}")
+    _check_settings(s, problems)
     if not s.get("instances") and not s.get("generate"):
         problems.append("suite.instances: required (a list of globs) unless suite.generate is given")
     if problems:
         raise InputError(problems, source=str(p))
 
     loaded: list[tuple[str, Instance]] = []
+    sources: list[str] = []  # where each loaded instance comes from: its file or its generator spec
     for pattern in s.get("instances", []):
         full = pattern if Path(pattern).is_absolute() else str(p.parent / pattern)
         files = sorted(glob.glob(full))
@@ -217,9 +274,13 @@ def load_suite(path: str | Path) -> Suite:
             problems.append(f"suite.instances: glob {pattern!r} matches no file (looked for {full})")
         for f in files:
             try:
-                loaded.append((Path(f).stem, load_instance(f)))
+                inst = load_instance(f)
+                require_requests(inst, "bench", f)
             except InputError as e:
                 problems.extend(e.lines())
+                continue
+            loaded.append((Path(f).stem, inst))
+            sources.append(f)
     for k, spec in enumerate(s.get("generate", [])):
         where = f"suite.generate[{k}]"
         if not isinstance(spec, dict):
@@ -230,10 +291,22 @@ def load_suite(path: str | Path) -> Suite:
         if spec.get("kind") not in GENERATORS:
             problems.append(f"{where}.kind: expected one of {', '.join(GENERATORS)}, got {spec.get('kind')!r}")
         if len(problems) == before:
+            _check_generate(spec, where, problems)
+        if len(problems) == before:
             try:
-                loaded += [(name, parse_instance(d)) for name, d in _generate(spec, where)]
+                drawn = [(name, parse_instance(d)) for name, d in _generate(spec, where)]
             except InputError as e:
                 problems.extend(e.lines())
+                continue
+            loaded += drawn
+            sources += [f"{where} draw {name}" for name, _ in drawn]
+    first: dict[str, str] = {}
+    for (_, inst), source in zip(loaded, sources):
+        h = instance_hash(inst)
+        if h in first:
+            problems.append(f"suite.instances: {first[h]} and {source} hold the same instance (equal content); "
+                            "list each instance once")
+        first.setdefault(h, source)
     for label, inst in loaded:
         for f in forms:
             if inst.model not in FORMULATIONS.get(f).models:

@@ -9,9 +9,15 @@
   as red crosses.
 The timeline is a replay of the schedule through :mod:`lpbench.semantics` and the instance's cost model,
 the same rules the verifier applies (the schedule is verified before it is drawn).
+
+Each figure is written as ``OUT.png`` and ``OUT.pdf`` (:func:`targets`) through :mod:`lpbench.outputs`: both
+targets are checked before anything is drawn (an existing file needs ``force``; a directory, a path under a
+regular file and the like are refused), and each file is rendered in memory, then written atomically (a
+symbolic link at a target is replaced, never written through).
 """
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +25,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..instance import Instance
+from ..outputs import check_target, write_atomic
 from ..schedule import Schedule
 from ..semantics import RequestStates
 
@@ -53,20 +60,36 @@ def timeline(inst: Instance, sched: Schedule) -> tuple[pd.DataFrame, pd.DataFram
             pd.DataFrame(ev, columns=["time", "request"]), pd.DataFrame(mem, columns=["start", "end", "kv"]))
 
 
-def _save(fig, out: str | Path) -> list[Path]:
-    """Write ``out`` as .png and .pdf (``out`` without suffix, or with either one)."""
+def targets(out: str | Path, force: bool = False) -> list[Path]:
+    """``OUT.png`` and ``OUT.pdf``, both checked (``InputError`` for a path that must not be written). A ``.png``
+    or ``.pdf`` ending of ``out`` is dropped; any other is kept (``fig.v2`` gives ``fig.v2.png``)."""
     base = Path(out)
+    if base.name in ("", ".", ".."):
+        raise InputError(f"--out: {str(out)!r} is not a file name; give OUT for OUT.png and OUT.pdf")
     if base.suffix in (".png", ".pdf"):
         base = base.with_suffix("")
-    base.parent.mkdir(parents=True, exist_ok=True)
-    paths = [base.with_suffix(".png"), base.with_suffix(".pdf")]
+    paths = [base.with_name(base.name + ".png"), base.with_name(base.name + ".pdf")]
     for p in paths:
-        fig.savefig(p, dpi=150, bbox_inches="tight")
-    _plt().close(fig)
+        check_target(p, force)
     return paths
 
 
-def ratio_histogram(df: pd.DataFrame, out, policy: str | None = None, bins: int = 20) -> list[Path]:
+def _save(fig, out: str | Path, force: bool = False) -> list[Path]:
+    """Render ``fig`` as PNG and PDF, then write both to :func:`targets`."""
+    paths = targets(out, force)
+    images = []
+    for p in paths:
+        buf = io.BytesIO()
+        fig.savefig(buf, format=p.suffix[1:], dpi=150, bbox_inches="tight")
+        images.append(buf.getvalue())
+    _plt().close(fig)
+    for p, data in zip(paths, images):
+        write_atomic(p, lambda tmp, data=data: Path(tmp).write_bytes(data), force)
+    return paths
+
+
+def ratio_histogram(df: pd.DataFrame, out, policy: str | None = None, bins: int = 20,
+                    force: bool = False) -> list[Path]:
     p = df[(df["kind"] == "policy") & df["ratio_lower"].notna()]
     if policy:
         p = p[p["method"] == policy]
@@ -104,10 +127,11 @@ def ratio_histogram(df: pd.DataFrame, out, policy: str | None = None, bins: int 
         ax.legend(fontsize=8, loc="best")
     axes[0, 0].set_title("Competitive ratios" + (f" of {policy}" if policy else ""))
     axes[-1, 0].set_xlabel("competitive ratio (policy objective / optimum)")
-    return _save(fig, out)
+    return _save(fig, out, force)
 
 
-def latency_curve(df: pd.DataFrame, out, x: str = "requests", y: str = "mean_latency") -> list[Path]:
+def latency_curve(df: pd.DataFrame, out, x: str = "requests", y: str = "mean_latency",
+                  force: bool = False) -> list[Path]:
     if x not in df.columns:
         raise InputError(f"--x: unknown column {x!r}")
     p = df[(df["kind"] == "policy") & df[y].notna()].drop_duplicates(["instance_hash", "method", "repetition"])
@@ -122,10 +146,10 @@ def latency_curve(df: pd.DataFrame, out, x: str = "requests", y: str = "mean_lat
     ax.set_ylabel(y.replace("_", " "))
     ax.set_title(f"{y.replace('_', ' ')} against {x.replace('_', ' ')} per policy")
     ax.legend(fontsize=8)
-    return _save(fig, out)
+    return _save(fig, out, force)
 
 
-def memory_plot(inst: Instance, sched: Schedule, out, label: str = "") -> list[Path]:
+def memory_plot(inst: Instance, sched: Schedule, out, label: str = "", force: bool = False) -> list[Path]:
     _, ev, mem = timeline(inst, sched)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
@@ -141,10 +165,10 @@ def memory_plot(inst: Instance, sched: Schedule, out, label: str = "") -> list[P
     ax.set_title(f"KV memory over time: {inst.name} {label}".strip())
     ax.set_ylim(0, inst.memory * 1.3)
     ax.legend(fontsize=8, loc="upper right", ncols=3)
-    return _save(fig, out)
+    return _save(fig, out, force)
 
 
-def gantt(inst: Instance, sched: Schedule, out, label: str = "") -> list[Path]:
+def gantt(inst: Instance, sched: Schedule, out, label: str = "", force: bool = False) -> list[Path]:
     work, ev, _ = timeline(inst, sched)
     plt = _plt()
     n = inst.n
@@ -163,4 +187,4 @@ def gantt(inst: Instance, sched: Schedule, out, label: str = "") -> list[Path]:
     ax.set_title(f"Schedule: {inst.name} {label}".strip())
     # outside the axes: inside, it covered the first requests' bars (slot-12, latency-ip)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return _save(fig, out)
+    return _save(fig, out, force)

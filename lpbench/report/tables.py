@@ -10,7 +10,9 @@
 * :func:`csp51_table`    -- seed 003 §5.1: per instance, the CSP's makespan, status and bound against the
   best eviction-free (``*-ef``) and the best evicting policy.
 Policy rows are repeated once per (formulation, solver) that certified them; tables that describe the
-policy alone count each (instance, policy, repetition) once.
+policy alone count each (instance, policy, repetition) once. ``by`` columns group the rows as well: they come
+first, and a table's own key that is also a ``by`` column appears once (``--by method`` or ``--by solver``
+changes the order, not the groups). LaTeX output escapes ``_``, ``&``, ``%`` and the other special characters.
 """
 from __future__ import annotations
 
@@ -20,6 +22,11 @@ from ..errors import InputError
 from . import TABLE_FORMATS
 
 
+def _keys(by: list[str] | None, own: list[str]) -> list[str]:
+    """The ``by`` columns, then the table's ``own`` keys, each once."""
+    return list(dict.fromkeys([*(by or []), *own]))
+
+
 def _policies(df: pd.DataFrame) -> pd.DataFrame:
     p = df[(df["kind"] == "policy") & df["objective"].notna()]
     return p.drop_duplicates(["instance_hash", "method", "repetition"])
@@ -27,7 +34,7 @@ def _policies(df: pd.DataFrame) -> pd.DataFrame:
 
 def latency_table(df: pd.DataFrame, by: list[str] | None = None, column: str = "mean_latency") -> pd.DataFrame:
     p = _policies(df)
-    keys = (by or []) + ["method"]
+    keys = _keys(by, ["method"])
     t = p.groupby(keys)[column].agg(["mean", "std", "max", "min", "count"])
     t.columns = ["average", "std. dev.", "max", "min", "experiments"]
     return t.reset_index().rename(columns={"method": "algorithm"})
@@ -38,7 +45,7 @@ def ratio_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     proven = p["status"] == "optimal"
     p["proven"] = proven
     p["exact"] = proven & (p["ratio_lower"] <= 1 + 1e-9)
-    keys = (by or []) + ["method", "formulation", "solver"]
+    keys = _keys(by, ["method", "formulation", "solver"])
 
     def summary(g):
         pr = g[g["proven"]]
@@ -58,7 +65,7 @@ def ratio_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
 
 def gap_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     f = df[df["kind"] == "formulation"]
-    keys = (by or []) + ["formulation", "solver"]
+    keys = _keys(by, ["formulation", "solver"])
     rows = []
     for k, g in f.groupby(keys):
         rows.append(dict(zip(keys, k)) | {
@@ -80,10 +87,11 @@ def solves_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     bound in the formulation's own metric and unit, gap, variables and rows (what a size-limited solver
     licence counts), build and solve seconds. The repetition column appears only when the run has several."""
     f = df[df["kind"] == "formulation"]
-    keys = (by or []) + ["instance", "formulation", "solver", "repetition"]
-    table = f[keys + ["status", "objective", "bound", "gap", "variables", "rows", "build_seconds", "solve_seconds"]]
+    keys = _keys(by, ["instance", "formulation", "solver", "repetition"])
+    table = f[_keys(keys, ["status", "objective", "bound", "gap", "variables", "rows", "build_seconds",
+                           "solve_seconds"])]
     table = (table.assign(_k=_natural_key(table["instance"]))
-             .sort_values((by or []) + ["_k", "instance", "formulation", "solver", "repetition"], kind="stable")
+             .sort_values(_keys(by, ["_k", "instance", "formulation", "solver", "repetition"]), kind="stable")
              .drop(columns="_k")
              .rename(columns={"build_seconds": "build s", "solve_seconds": "solve s"}))
     if table["repetition"].nunique() <= 1:
@@ -144,7 +152,7 @@ def render(table: pd.DataFrame, fmt: str, floatfmt: str = ".4g") -> str:
     if fmt == "md":
         return table.to_markdown(index=False, floatfmt=floatfmt)
     if fmt == "latex":
-        return table.to_latex(index=False, float_format=lambda v: format(v, floatfmt), na_rep="-")
+        return table.to_latex(index=False, float_format=lambda v: format(v, floatfmt), na_rep="-", escape=True)
     if fmt == "csv":
         return table.to_csv(index=False)
     raise InputError(f"--format: expected one of {', '.join(TABLE_FORMATS)}, got {fmt!r}")
