@@ -103,6 +103,8 @@ def read_timings(path: str, where: list[str] | None = None, exclude: list[str] |
         df = pd.read_csv(path)
     except FileNotFoundError:
         raise InputError("no such timings file", source=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a timings CSV", source=path) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
         raise InputError(f"not a CSV file: {e}", source=path) from None
     keep = _match(df, _filters(df, where, "--where"))
@@ -277,7 +279,13 @@ def _toml_value(v) -> str:
         return repr(float(v)) if math.isfinite(v) else '"nan"'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + _one_line(str(v).replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+def _one_line(text: str) -> str:
+    """``text`` with line breaks and other control characters written as \\uXXXX (a TOML escape in a string; in a
+    comment, where TOML forbids them, the same keeps the comment on its line)."""
+    return "".join(c if c >= " " and c != "\x7f" else f"\\u{ord(c):04x}" for c in text)
 
 
 def profile_toml(fit: Fit, t: Timings, path: str, command: str, description: str, where, exclude,
@@ -286,9 +294,9 @@ def profile_toml(fit: Fit, t: Timings, path: str, command: str, description: str
     h = fit.heldout
     source = (f"lpbench calibrate ({loss} least squares, coefficients >= 0) on {Path(path).name} ({t.layout} "
               f"layout, sha256 {sha256(path)[:16]}); see [fit] and the command above.")
-    lines = [f"# Calibrated by: {command}"]
+    lines = [f"# Calibrated by: {_one_line(command)}"]
     if note:
-        lines.append(f"# Note: {note}")
+        lines.append(f"# Note: {_one_line(note)}")
     lines += [f"# held-out ({folds}-fold cross-validation over {len(t)} distinct batches): R2 = {h['r2']:.4f}, "
               f"MAPE = {100 * h['mape']:.2f} %, worst relative error = {100 * h['worst_rel_error']:.2f} %",
               f"description = {_toml_value(description)}", f"source = {_toml_value(source)}",

@@ -45,6 +45,7 @@ import numpy as np
 from .errors import InputError
 from .instance import Instance
 from .policies import make_policy
+from .semantics import SLOT
 from .sim import simulate
 from .solve import SolveBugError
 from .verify import verify
@@ -96,10 +97,14 @@ def class_slos(inst: Instance) -> dict[str, float]:
 
 
 def workload(inst: Instance, multiplier: float, k: int, cfg: SearchConfig, rate0: float) -> Instance:
+    """``cfg.requests`` requests resampled from ``inst`` with Poisson arrivals at ``multiplier`` × ``rate0``; in the
+    slot model (seed 004: integer rounds) each arrival is rounded down to its round."""
     rng = np.random.default_rng([cfg.seed, k])
     pick = rng.integers(0, inst.n, cfg.requests)
     arrival = np.cumsum(rng.exponential(1.0, cfg.requests)) / (multiplier * rate0)
     arrival -= arrival[0]
+    if inst.model == SLOT:
+        arrival = np.floor(arrival)
     take = lambda a: None if a is None else a[pick]  # noqa: E731
     return replace(inst, arrival=arrival, prompt=inst.prompt[pick], output=inst.output[pick],
                    ids=list(range(cfg.requests)), name=f"{inst.name}-x{multiplier:.6g}-s{k}",

@@ -53,13 +53,14 @@ def _int_type(minimum: int, maximum: int = 2**63 - 1, what: str = "an integer"):
     return parse
 
 
-def _float_type(what: str = "a positive number"):
+def _float_type(what: str = "a positive number", zero: bool = False):
+    """A finite float > 0 (>= 0 with ``zero``)."""
     def parse(text: str) -> float:
         try:
             v = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if not (v > 0 and v < float("inf")):
+        if not ((v >= 0 if zero else v > 0) and v < float("inf")):
             raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
         return v
     parse.__name__ = what
@@ -69,6 +70,7 @@ def _float_type(what: str = "a positive number"):
 SEED = _int_type(0, 2**63 - 1, "an integer in [0, 2^63)")
 POSITIVE_INT = _int_type(1, 2**40, "a positive integer")
 POSITIVE_FLOAT = _float_type()
+NON_NEGATIVE_FLOAT = _float_type("a finite number >= 0", zero=True)
 
 
 def _print_metrics(metrics: dict, out=None) -> None:
@@ -344,12 +346,42 @@ def _require(kind: str, *flags) -> None:
                          f"('{kind}' needs {', '.join(flag for flag, _ in flags)})")
 
 
+#: the options each kind of ``generate`` reads, beside --out and --force (others given are refused, not ignored)
+GENERATE_OPTIONS = {
+    "jaillet-model1": ("seed", "count"), "jaillet-model2": ("seed", "count"),
+    "poisson": ("seed", "count", "rate", "requests", "memory", "lengths", "cost_model", "token_budget"),
+    "infermax-uniform": ("I", "O", "B", "memory", "cost_model", "token_budget"),
+    "infermax-mix": ("seed", "mix", "B", "memory", "cost_model", "token_budget"),
+    "infermax-csp51": ("I", "cost_model", "token_budget"),
+    "fluid": ("seed", "count", "types", "from_instance", "horizon", "bin_width", "bins"),
+}
+#: the flag of each option and its default (an option at its default counts as not given)
+GENERATE_FLAGS = {"seed": ("--seed", 0), "count": ("--count", 1), "rate": ("--rate", None),
+                  "requests": ("--requests", None), "memory": ("--memory", None), "lengths": ("--lengths", None),
+                  "cost_model": ("--cost-model", "infermax-llama2-7b-a100"), "token_budget": ("--token-budget", None),
+                  "I": ("--I", None), "O": ("--O", None), "B": ("--B", None), "mix": ("--mix", None),
+                  "types": ("--types", None), "from_instance": ("--from", None), "horizon": ("--horizon", None),
+                  "bin_width": ("--bin-width", 50), "bins": ("--bins", 10)}
+
+
+def refuse_unused_generate_options(args) -> None:
+    """Exit 2 when ``generate`` is given an option its kind does not read (it would be silently ignored)."""
+    reads = GENERATE_OPTIONS[args.kind]
+    unused = [flag for dest, (flag, default) in GENERATE_FLAGS.items()
+              if dest not in reads and getattr(args, dest, default) != default]
+    if unused:
+        raise InputError(f"generate {args.kind}: {', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not "
+                         f"apply to this kind (it reads "
+                         f"{', '.join(GENERATE_FLAGS[d][0] for d in reads)}, --out and --force)")
+
+
 def cmd_generate(args) -> int:
     from pathlib import Path
 
     from .instance import parse_instance
     from .outputs import check_target, write_json
 
+    refuse_unused_generate_options(args)
     if args.count < 1:
         raise InputError(f"--count: must be a positive integer, got {args.count}")
     if args.kind.startswith("jaillet"):
@@ -508,8 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seed 004 §5.1 models 1/2 (slot); Poisson arrivals with trace lengths (batch); seed 003 "
                         "uniform (I, O, B), S/L mixes (§4.6), the §5.1 CSP family")
     s.add_argument("--seed", type=SEED, default=0, help="RNG seed (default 0)")
-    s.add_argument("--count", type=POSITIVE_INT, default=1,
-                   help="instances to write (instance k uses rng([seed, k]); default 1)")
+    s.add_argument("--count", type=_int_type(1, 100_000, "a positive integer up to 100000"), default=1,
+                   help="instances to write (instance k uses rng([seed, k]); default 1, at most 100000)")
     s.add_argument("--out", required=True, help="directory (created if missing)")
     s.add_argument("--force", action="store_true", help="overwrite existing files")
     g = s.add_argument_group("poisson")

@@ -10,10 +10,12 @@ from .errors import InputError
 def cmd_generate_fluid(args) -> int:
     from pathlib import Path
 
+    from .cli import refuse_unused_generate_options
     from .generators import fluid as gen
     from .instance import load_instance, parse_instance
     from .outputs import write_json
 
+    refuse_unused_generate_options(args)
     if (args.types is None) == (args.from_instance is None):
         raise InputError("generate fluid: give exactly one of --types FILE (an instance with a types block) "
                          "or --from INSTANCE (types derived from its requests)")
@@ -69,7 +71,7 @@ def cmd_throughput(args) -> int:
 
 
 def add_parsers(sub) -> None:
-    from .cli import SEED  # the shared argument check (exit 2, one line)
+    from .cli import NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, POSITIVE_INT, SEED  # the shared argument checks (exit 2)
 
     s = sub.add_parser("throughput", help="simulate a policy, verify it, and measure throughput over a horizon "
                        "beside seed 001's bound")
@@ -77,8 +79,8 @@ def add_parsers(sub) -> None:
     s.add_argument("--policy", required=True, help="see `lpbench list policies` (e.g. wait, nested-wait, fcfs)")
     s.add_argument("--param", action="append", metavar="KEY=VALUE", help="policy parameter, e.g. B=448")
     s.add_argument("--seed", type=SEED, default=0)
-    s.add_argument("--horizon", type=float, help="window end T (default: the last arrival)")
-    s.add_argument("--warmup", type=float, default=0.0, help="window start t0 (default 0)")
+    s.add_argument("--horizon", type=POSITIVE_FLOAT, help="window end T (default: the last arrival)")
+    s.add_argument("--warmup", type=NON_NEGATIVE_FLOAT, default=0.0, help="window start t0 (default 0)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--out", help="write the report to this JSON file")
     s.add_argument("--force", action="store_true")
@@ -91,8 +93,8 @@ def add_parsers(sub) -> None:
     g = gen.add_argument_group("fluid (seed 001)")
     g.add_argument("--types", help="an instance file with a types block")
     g.add_argument("--from", dest="from_instance", help="derive the types from this instance's requests")
-    g.add_argument("--horizon", type=float, help="Poisson arrivals on [0, horizon)")
-    g.add_argument("--bin-width", type=int, default=50, help="--from: output-length bin width (default 50)")
-    g.add_argument("--bins", type=int, default=10, help="--from: number of bins, the last open (default 10)")
+    g.add_argument("--horizon", type=POSITIVE_FLOAT, help="Poisson arrivals on [0, horizon)")
+    g.add_argument("--bin-width", type=POSITIVE_INT, default=50, help="--from: output-length bin width (default 50)")
+    g.add_argument("--bins", type=POSITIVE_INT, default=10, help="--from: number of bins, the last open (default 10)")
     other = gen.get_default("func")
     gen.set_defaults(func=lambda a: cmd_generate_fluid(a) if a.kind == "fluid" else other(a))

@@ -115,7 +115,7 @@ class Schedule:
                 continue
             r_idx, e_idx = [], []
             for k, rid in enumerate(reqs):
-                if isinstance(rid, (list, dict)) or rid not in index:
+                if not _known(rid, index):
                     problems.append(f"{path}.requests[{k}]: unknown request id {rid!r}")
                 else:
                     r_idx.append(index[rid])
@@ -125,7 +125,7 @@ class Schedule:
                 elif not -MAX_INT <= c <= MAX_INT:  # would overflow int64; no real batch is this large
                     problems.append(f"{path}.tokens[{k}]: must be at most {MAX_INT} in magnitude, got {c}")
             for k, rid in enumerate(ev):
-                if isinstance(rid, (list, dict)) or rid not in index:
+                if not _known(rid, index):
                     problems.append(f"{path}.evict[{k}]: unknown request id {rid!r}")
                 else:
                     e_idx.append(index[rid])
@@ -144,6 +144,12 @@ class Schedule:
         return sched
 
 
+def _known(rid, index: dict) -> bool:
+    """Whether ``rid`` is a request id of the instance: a string or an integer (ids are never booleans or
+    floats, though ``True == 1`` and ``1.0 == 1`` as dict keys)."""
+    return isinstance(rid, (str, int)) and not isinstance(rid, bool) and rid in index
+
+
 def _parse_moves(moves, index: dict, K: int, problems: list[str]) -> Moves | None:
     if not isinstance(moves, list):
         problems.append(f"moves: must be an array of {{request, to, start}} objects, got {moves!r}"[:200])
@@ -155,7 +161,7 @@ def _parse_moves(moves, index: dict, K: int, problems: list[str]) -> Moves | Non
             problems.append(f"{path}: must be an object with exactly request, to, start, got {mv!r}"[:200])
             continue
         rid, e, t = mv["request"], mv["to"], mv["start"]
-        if isinstance(rid, (list, dict)) or rid not in index:
+        if not _known(rid, index):
             problems.append(f"{path}.request: unknown request id {rid!r}")
         elif isinstance(e, bool) or not isinstance(e, int) or not 0 <= e < K:
             problems.append(f"{path}.to: must be an integer in 0..{K - 1} (limits.engines = {K}), got {e!r}")

@@ -26,6 +26,9 @@ def measure(inst, ver, horizon: float | None = None, warmup: float = 0.0) -> dic
         raise InputError("schedule: fails verification; no throughput is reported for it")
     T = float(inst.arrival.max()) if horizon is None else float(horizon)
     if not T > warmup:
+        if horizon is None:
+            raise InputError(f"--horizon: the window ends at the last arrival {T:g} by default, which does not "
+                             f"exceed the warm-up {warmup:g}; give --horizon T > {warmup:g}")
         raise InputError(f"--horizon: must exceed the warm-up {warmup:g}, got {T:g}")
     c = ver.completion
     inside = (c > warmup) & (c <= T)

@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InputError
+from .instance import MAX_INT
 
 FORMATS = ("azure", "csv", "jsonl")
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "iso": None}
@@ -101,8 +102,8 @@ class ImportSpec:
             raise InputError(f"--time-unit: must be one of {', '.join(TIME_UNITS)}, got {self.time_unit!r}")
         for flag, v in (("--limit", self.limit), ("--max-context", self.max_context), ("--memory", self.memory),
                         ("--token-budget", self.token_budget)):
-            if v is not None and v < 1:
-                raise InputError(f"{flag}: must be a positive integer, got {v}")
+            if v is not None and not 1 <= v <= MAX_INT:
+                raise InputError(f"{flag}: must be a positive integer up to {MAX_INT}, got {v}")
         if not (self.rate_scale > 0 and math.isfinite(self.rate_scale)):
             raise InputError(f"--rate-scale: must be a positive number, got {self.rate_scale}")
         for flag, v in (("--start", self.start), ("--end", self.end)):
@@ -140,15 +141,20 @@ def parse_timestamp(text: str) -> float:
 
 
 class _Hashing(io.TextIOBase):
-    """Lines of a text file, hashing their bytes on the way (the provenance digest, in one pass)."""
+    """The lines of a file opened in binary, decoded as UTF-8 (a byte-order mark at the start dropped), hashing
+    their bytes on the way (the provenance digest, in one pass); a line that is not UTF-8 is refused by its number."""
 
-    def __init__(self, fh):
-        self.fh, self.sha = fh, hashlib.sha256()
+    def __init__(self, fh, source: str):
+        self.fh, self.source, self.sha = fh, source, hashlib.sha256()
 
     def __iter__(self):
-        for line in self.fh:
-            self.sha.update(line.encode("utf-8"))
-            yield line
+        for number, raw in enumerate(self.fh, 1):
+            self.sha.update(raw)
+            try:
+                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"line {number}: not UTF-8 text ({e.reason} at byte {e.start + 1} of the line)",
+                                 source=self.source) from None
 
 
 def _rows_csv(fh, spec: ImportSpec, source: str):
@@ -179,6 +185,9 @@ def _rows_jsonl(fh, spec: ImportSpec, source: str):
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             yield lineno, e
+            continue
+        except RecursionError:
+            yield lineno, ValueError("JSON nested too deeply")
             continue
         if not isinstance(obj, dict):
             yield lineno, ValueError(f"expected a JSON object, got {type(obj).__name__}")
@@ -220,7 +229,7 @@ def read_trace(path: str | os.PathLike, spec: ImportSpec, progress=None) -> tupl
     """Stream the trace; return sorted (arrival s, prompt, output) arrays, the counts and the sha256."""
     source = str(path)
     try:
-        fh = open(path, encoding="utf-8", newline="")
+        fh = open(path, "rb")
     except FileNotFoundError:
         raise InputError("no such trace file", source=source) from None
     except (IsADirectoryError, PermissionError, OSError) as e:
@@ -229,7 +238,7 @@ def read_trace(path: str | os.PathLike, spec: ImportSpec, progress=None) -> tupl
     counts = _Counts()
     first = None
     with fh:
-        lines = _Hashing(fh)
+        lines = _Hashing(fh, source)
         rows = _rows_csv(lines, spec, source) if spec.fmt in ("azure", "csv") else _rows_jsonl(lines, spec, source)
         try:
             for lineno, row in rows:
@@ -274,8 +283,6 @@ def read_trace(path: str | os.PathLike, spec: ImportSpec, progress=None) -> tupl
                 if spec.limit is not None and len(arrival) >= spec.limit:
                     counts.limit_reached = True
                     break
-        except UnicodeDecodeError as e:
-            raise InputError(f"line {counts.rows_read + 2}: not UTF-8 text ({e.reason})", source=source) from None
         except csv.Error as e:
             raise InputError(f"line {counts.rows_read + 2}: malformed CSV ({e})", source=source) from None
     if not arrival:
@@ -296,6 +303,9 @@ def import_trace(path: str | os.PathLike, spec: ImportSpec, argv: list[str] | No
     """The v1 instance of a trace (batch model, provenance in ``meta``) as (top-level fields, request
     columns as numpy arrays); :func:`lpbench.outputs.write_instance_columns` writes it in one stream."""
     arrival, prompt, output, counts, digest = read_trace(path, spec, progress)
+    if len(arrival) and float(arrival[-1]) > MAX_INT:    # what validate would refuse in the written file
+        raise InputError(f"--rate-scale: the imported arrivals reach {float(arrival[-1]):.6g} s, above the instance "
+                         f"format's limit {MAX_INT} (rate scale {spec.rate_scale:g}; use a larger one or a --end)")
     counts_d = {k: v for k, v in counts.__dict__.items() if k != "malformed"}
     meta = {
         "source": {"file": Path(path).name, "format": spec.fmt,

@@ -47,9 +47,17 @@ def draw(types: PromptTypes, horizon: float, seed: int, k: int = 0) -> dict:
             "output": (types.output[of] + 1).tolist()}
 
 
+#: the most requests a drawn instance may expect (Σ λ_j · horizon): ten million make a JSON file of about 300 MB
+MAX_EXPECTED_REQUESTS = 10_000_000
+
+
 def instance(base, types: PromptTypes, horizon: float, seed: int, k: int = 0) -> dict:
-    if not horizon > 0:
+    if not 0 < horizon < float("inf"):
         raise InputError(f"--horizon: must be a positive time, got {horizon:g}")
+    expected = float(types.rate.sum()) * horizon
+    if expected > MAX_EXPECTED_REQUESTS:
+        raise InputError(f"--horizon: {horizon:g} time units at total rate {float(types.rate.sum()):g} would draw about "
+                         f"{expected:.3g} requests, above {MAX_EXPECTED_REQUESTS:,}; use a shorter horizon")
     reqs = draw(types, horizon, seed, k)
     if not reqs["arrival"]:
         raise InputError(f"--horizon: no request arrives in [0, {horizon:g}) with seed {seed}; use a longer horizon")

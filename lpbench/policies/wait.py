@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..fluid import memory_work
-from ..instance import LIMIT_KEYS, PromptTypes
+from ..instance import LIMIT_KEYS, MAX_INT, PromptTypes
 from ..sim import Batch
 from .base import POLICIES, Policy, batch_budgets, refuse_refill_over_budget
 
@@ -83,8 +83,8 @@ class Wait(Policy):
 
     def choose_thresholds(self, inst, types) -> np.ndarray:
         if self.B is not None:
-            if not self.B >= 1:
-                raise InputError(f"--param B: must be >= 1, got {self.B:g}")
+            if not 1 <= self.B <= MAX_INT:
+                raise InputError(f"--param B: must be a number in [1, {MAX_INT}], got {self.B:g}")
             return practical_thresholds(types, self.B)
         from ..formulations.wait_thresholds import integer_thresholds
 
