@@ -10,17 +10,10 @@ import pytest
 from lpbench.bench.store import read_run
 from lpbench.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
-TINY = str(ROOT / "instances" / "tiny-slot.json")
+from test_bench import BASE, ROOT
 
-SUITE = f"""[suite]
-name = "t"
-instances = ["{TINY}"]
-formulations = ["latency-ip"]
-solvers = ["highs"]
-policies = ["mc-sf"]
-time_limit = 2
-"""
+TINY = str(ROOT / "instances" / "tiny-slot.json")
+SUITE = BASE.replace("ROOT/instances/tiny-slot.json", TINY)   # test_bench's tiny suite, with its real path
 
 
 def one_line_exit_2(capsys, argv, named):
