@@ -159,7 +159,7 @@ def cmd_plot(args) -> int:
     from .report import plots
 
     _check_plot_options(args)
-    plots.targets(args.out, args.force)
+    plots.targets(args.out, args.force, make_parents=False)  # as every single-file --out: the directory must exist
     if args.kind in ("ratio", "latency"):
         from .bench.store import read_run
 

@@ -26,14 +26,14 @@ def cmd_capacity(args) -> int:
     inst = load_instance(args.instance)
     require_requests(inst, "capacity (its workload is the instance's requests)", args.instance)
     if args.out:
-        check_target(args.out, args.force)  # refuse a bad --out before the search, not after it
+        check_target(args.out, args.force, make_parents=False)  # refuse a bad --out before the search
     from .cli import parse_params
 
     cfg = SearchConfig(requests=args.requests, seeds=args.seeds, threshold=args.threshold, iters=args.iters,
                        seed=args.seed, slo_ttft=slo, params=tuple(parse_params(args.param).items()))
     rep = search(inst, args.policy, cfg, workers=args.workers, log=None if args.quiet else log_stderr)
     if args.out:
-        write_json(args.out, rep, force=args.force)
+        write_json(args.out, rep, force=args.force, make_parents=False)
     if args.json:
         print(json.dumps(rep))
     else:

@@ -48,9 +48,11 @@ def cmd_generate_fluid(args) -> int:
 def cmd_throughput(args) -> int:
     from .cli import parse_params, run_policy
     from .instance import load_instance, require_requests
-    from .outputs import write_json
+    from .outputs import check_target, write_json
     from .throughput import measure
 
+    if args.out:
+        check_target(args.out, args.force, make_parents=False)  # refuse a bad --out before the simulation
     inst = load_instance(args.instance)
     require_requests(inst, "throughput", args.instance)
     res, ver = run_policy(inst, args.policy, args.seed, params=parse_params(args.param))
@@ -61,7 +63,7 @@ def cmd_throughput(args) -> int:
     rep = {"instance": inst.name, "policy": args.policy, "verified": True, "simulate_seconds": res.seconds,
            **measure(inst, ver, args.horizon, args.warmup)}
     if args.out:
-        write_json(args.out, rep, force=args.force)
+        write_json(args.out, rep, force=args.force, make_parents=False)
     if args.json:
         print(json.dumps(rep))
     else:

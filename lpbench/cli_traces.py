@@ -13,7 +13,7 @@ def _log(msg: str) -> None:
 
 def cmd_import(args) -> int:
     from .costmodels import build
-    from .outputs import write_instance_columns
+    from .outputs import check_target, write_instance_columns
     from .traces import ImportSpec, import_trace
 
     spec = ImportSpec.for_format(
@@ -21,9 +21,10 @@ def cmd_import(args) -> int:
         start=args.start, end=args.end, limit=args.limit, rate_scale=args.rate_scale, max_context=args.max_context,
         memory=args.memory, cost_model=args.cost_model, token_budget=args.token_budget, skip_bad=args.skip_bad,
         licence=args.licence, attribution=args.attribution, name=args.name)
+    check_target(args.out, args.force, make_parents=False)  # refuse a bad --out before the trace is read
     build(spec.cost_model, path="--cost-model")  # an unknown profile fails before the trace is read
     head, cols = import_trace(args.path, spec, argv=sys.argv[1:], progress=lambda n: _log(f"{n:,} rows read"))
-    write_instance_columns(args.out, head, cols, force=args.force)
+    write_instance_columns(args.out, head, cols, force=args.force, make_parents=False)
     c = head["meta"]["import"]["counts"]
     print(f"{args.out}: {c['imported']} requests from {c['rows_read']} rows of {args.path} "
           f"(span {float(cols['arrival'][-1]):.6g} s)")
@@ -43,12 +44,12 @@ def cmd_calibrate(args) -> int:
     from pathlib import Path
 
     from .calibrate import calibrate, profile_toml, read_timings
-    from .outputs import write_text
+    from .outputs import check_target, write_text
 
     if args.out and not args.out.endswith(".toml"):
         raise InputError(f"--out: must end with .toml (a profile for models/), got {args.out}")
-    if args.out and Path(args.out).exists() and not args.force:
-        raise InputError(f"--out: {args.out} already exists; choose another path or pass --force to overwrite")
+    if args.out:
+        check_target(args.out, args.force)  # refuse a bad --out before the fit (a new models/ folder is made)
     t = read_timings(args.timings, args.where, args.exclude)
     best, fits = calibrate(t, args.form, args.folds, args.seed, args.loss == "relative", args.layers, args.phi)
     print(f"{args.timings}: {t.rows} rows, {len(t)} distinct batches ({t.layout}); "

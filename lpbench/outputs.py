@@ -122,7 +122,7 @@ def write_json(path: str | Path, data, force: bool = False, flag: str = "--out",
 
 
 def write_instance_columns(path: str | Path, head: dict, columns: dict, force: bool = False,
-                           flag: str = "--out", chunk: int = 100_000) -> Path:
+                           flag: str = "--out", chunk: int = 100_000, make_parents: bool = True) -> Path:
     """A columnar v1 instance written as one stream (atomically, never silently overwriting):
     ``head``'s fields, then ``"requests": {column: [...]}`` from numpy arrays, ``chunk`` values at a
     time, so that a 10-million-request instance never exists as Python lists."""
@@ -138,7 +138,7 @@ def write_instance_columns(path: str | Path, head: dict, columns: dict, force: b
                     fh.write(("," if lo else "") + ",".join(map(repr, arr[lo:lo + chunk].tolist())))
                 fh.write("]")
             fh.write("\n}}\n")
-    return write_atomic(path, fill, force, flag)
+    return write_atomic(path, fill, force, flag, make_parents=make_parents)
 
 
 def write_parquet(path: str | Path, frame, force: bool = False, flag: str = "--out") -> Path:

@@ -152,3 +152,17 @@ def test_verify_takes_no_boolean_for_a_request_id(capsys, write_json):
     sched = write_json({"format": "lpbench-schedule-v1", "batches": [{"start": 0, "requests": [True], "tokens": [1]}]},
                        "sched.json")
     _one_line_exit_2(capsys, "verify", TINY, sched, expect="batches[0].requests[0]: unknown request id True")
+
+
+@pytest.mark.parametrize("argv", [
+    ["capacity", TINY, "--policy", "mc-sf", "--requests", "20", "--iters", "1"],
+    ["throughput", EX2, "--policy", "fcfs"],
+    ["import", "csv", TINY, "--arrival", "t", "--prompt", "p", "--output", "o"],
+    ["plot", "memory", "--instance", TINY, "--policy", "mc-sf"],
+], ids=["capacity", "throughput", "import", "plot"])
+def test_a_single_file_out_needs_its_directory(capsys, tmp_path, argv):
+    """As `solve`, `simulate` and `export` do (docs/cli-hardening.md, "One output layer"): a typo in a directory
+    name is refused before any work, not created. (`calibrate` makes a new models/ folder on purpose.)"""
+    out = tmp_path / "no-such-dir" / "x.json"
+    _one_line_exit_2(capsys, *argv, "--out", str(out), expect=f"--out: directory {out.parent} does not exist")
+    assert not out.parent.exists()

@@ -60,9 +60,10 @@ def timeline(inst: Instance, sched: Schedule) -> tuple[pd.DataFrame, pd.DataFram
             pd.DataFrame(ev, columns=["time", "request"]), pd.DataFrame(mem, columns=["start", "end", "kv"]))
 
 
-def targets(out: str | Path, force: bool = False) -> list[Path]:
-    """``OUT.png`` and ``OUT.pdf``, both checked (``InputError`` for a path that must not be written). A ``.png``
-    or ``.pdf`` ending of ``out`` is dropped; any other is kept (``fig.v2`` gives ``fig.v2.png``)."""
+def targets(out: str | Path, force: bool = False, make_parents: bool = True) -> list[Path]:
+    """``OUT.png`` and ``OUT.pdf``, both checked (``InputError`` for a path that must not be written; a missing
+    directory too unless ``make_parents``). A ``.png`` or ``.pdf`` ending of ``out`` is dropped; any other is kept
+    (``fig.v2`` gives ``fig.v2.png``)."""
     base = Path(out)
     if base.name in ("", ".", ".."):
         raise InputError(f"--out: {str(out)!r} is not a file name; give OUT for OUT.png and OUT.pdf")
@@ -70,7 +71,7 @@ def targets(out: str | Path, force: bool = False) -> list[Path]:
         base = base.with_suffix("")
     paths = [base.with_name(base.name + ".png"), base.with_name(base.name + ".pdf")]
     for p in paths:
-        check_target(p, force)
+        check_target(p, force, make_parents=make_parents)
     return paths
 
 
