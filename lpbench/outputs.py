@@ -55,20 +55,28 @@ def check_target(path: str | Path, force: bool = False, flag: str = "--out", mak
             raise InputError(f"{flag}: {p} is not a regular file (a device, pipe or socket); refusing to replace it")
         if not force:
             raise InputError(f"{flag}: {p} already exists; choose another path or pass --force to overwrite")
-    # the nearest existing ancestor must be a directory we can write into
-    parent = p.parent if str(p.parent) else Path(".")
-    anc = parent
+    writable_directory(p.parent if str(p.parent) else Path("."), p, flag, make_parents=make_parents)
+    return p
+
+
+def writable_directory(start: Path, target: Path, flag: str = "--out", make_parents: bool = True,
+                       hint: str = "") -> Path:
+    """The nearest existing ancestor of ``start`` (``start`` itself if it exists), refused unless it is a
+    directory we can write into, on the way to ``target`` (``InputError``; ``hint`` ends the message of a
+    non-directory); with ``make_parents`` False, ``start`` must exist."""
+    anc = start
     while not anc.exists() and anc != anc.parent:
         if anc.is_symlink():  # a dangling link in the path
             raise InputError(f"{flag}: {anc} is a broken symbolic link")
         anc = anc.parent
     if not anc.is_dir():
-        raise InputError(f"{flag}: {anc} is not a directory, so {p} cannot be created under it")
-    if anc != parent and not make_parents:
-        raise InputError(f"{flag}: directory {parent} does not exist; create it first")
+        raise InputError(f"{flag}: {anc} is not a directory"
+                         + ("" if anc == target else f", so {target} cannot be created under it") + hint)
+    if anc != start and not make_parents:
+        raise InputError(f"{flag}: directory {start} does not exist; create it first")
     if not os.access(anc, os.W_OK | os.X_OK):
         raise InputError(f"{flag}: cannot write to directory {anc} (permission denied)")
-    return p
+    return anc
 
 
 def write_atomic(path: str | Path, write: Callable[[str], None], force: bool = False, flag: str = "--out",

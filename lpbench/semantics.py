@@ -115,6 +115,11 @@ class RequestStates:
         self.evictions = np.zeros(n, dtype=np.int64)
         self.kv_total = 0                    # Σ footprint over requests holding KV
 
+    @classmethod
+    def of(cls, inst) -> "RequestStates":
+        """The initial states of an instance's requests, under its model and eviction rule."""
+        return cls(inst.prompt, inst.output, inst.model, inst.restarts)
+
     # -- queries -------------------------------------------------------------------------------
     def pending(self, idx):
         return self.S[idx] - self.m[idx]

@@ -139,7 +139,7 @@ def _verify_flat(inst: Instance, sched: Schedule) -> VerifyResult | None:
         return None
     if not np.all(np.isfinite(start)) or np.any(inst.arrival[r] > start[bi] + EPS):  # [order] / [arrival]
         return None
-    rp = replay_batch_model(inst.prompt, inst.output, sched.ptr, r, c, sched.eptr, e, inst.eviction == "restart")
+    rp = replay_batch_model(inst.prompt, inst.output, sched.ptr, r, c, sched.eptr, e, inst.restarts)
     if np.any(rp.after_finish) or np.any(rp.evict_m <= 0):  # [completed] / [evict]
         return None
     if np.any((c < 1) | (c > rp.pending)):  # [tokens]
@@ -193,7 +193,7 @@ def _verify_flat(inst: Instance, sched: Schedule) -> VerifyResult | None:
 
 def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
     n = inst.n
-    st = RequestStates(inst.prompt, inst.output, inst.model, inst.restarts)
+    st = RequestStates.of(inst)
     slot = inst.model == SLOT
     lim = inst.limits
     cost = inst.cost_model

@@ -148,7 +148,7 @@ def replay_engines(inst: Instance, sched: Schedule):
     ai = [0] * K
     li = [0] * K
 
-    st = RequestStates(inst.prompt, inst.output, inst.model, inst.restarts)
+    st = RequestStates.of(inst)
     kv = np.zeros(K, dtype=np.int64)
     end = np.full(K, -np.inf)
     loc = np.full(n, -1, dtype=np.int64)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +22,7 @@ import pyarrow as pa
 
 from .. import __version__
 from ..errors import InputError
-from ..outputs import write_json, write_parquet
+from ..outputs import writable_directory, write_json, write_parquet
 from .suite import Suite
 
 MANIFEST = "manifest.json"
@@ -52,15 +51,7 @@ def part_name(task_key: str) -> str:
 
 def check_out(out: str | Path) -> None:
     """Refuse a results directory ``--out`` that is not a directory or cannot be created or written to."""
-    out = Path(out)
-    anc = out
-    while not anc.exists() and anc != anc.parent:
-        anc = anc.parent
-    if not anc.is_dir():
-        raise InputError(f"--out: {anc} is not a directory" + ("" if anc == out else f", so {out} cannot be "
-                         "created under it") + "; give a results directory")
-    if not os.access(anc, os.W_OK | os.X_OK):
-        raise InputError(f"--out: cannot write to directory {anc} (permission denied)")
+    writable_directory(Path(out), Path(out), "--out", hint="; give a results directory")
 
 
 class RunStore:

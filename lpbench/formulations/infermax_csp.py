@@ -227,7 +227,7 @@ def model_magnitude(proto) -> int:
 def schedule_from_batches(inst, batches):
     """A Schedule of (req, tokens, evict) batches, each started as early as possible (after the
     previous batch and the arrival of every request it processes)."""
-    st = RequestStates(inst.prompt, inst.output, inst.model, inst.restarts)
+    st = RequestStates.of(inst)
     out = ScheduleBuilder()
     t = 0.0
     for req, tok, ev in batches:

@@ -42,7 +42,7 @@ def _plt():
 def timeline(inst: Instance, sched: Schedule) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(work, evictions, memory): work = one row per (batch, request) with start, end, phase and tokens;
     evictions = (time, request); memory = KV footprint after each batch (start, end, kv)."""
-    st = RequestStates(inst.prompt, inst.output, inst.model, inst.restarts)
+    st = RequestStates.of(inst)
     work, ev, mem = [], [], []
     for j in range(sched.n_batches):
         r, c, e = sched.batch(j)

@@ -91,7 +91,7 @@ def simulate(inst: Instance, policy, progress=None) -> SimResult:
     import time
 
     t0 = time.perf_counter()
-    st = RequestStates(inst.prompt, inst.output, inst.model, inst.restarts)
+    st = RequestStates.of(inst)
     policy.reset(inst, st)
     arrival = inst.arrival
     n = inst.n

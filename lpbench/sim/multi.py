@@ -159,7 +159,7 @@ class MultiEngineRun:
     def __init__(self, inst, group: EngineGroup):
         self.inst, self.group = inst, group
         self.K = K = inst.limits.K
-        self.states = [RequestStates(inst.prompt, inst.output, inst.model, inst.restarts) for _ in range(K)]
+        self.states = [RequestStates.of(inst) for _ in range(K)]
         self.load = np.zeros(K, dtype=np.int64)
         self.where = np.full(inst.n, -1, dtype=np.int64)  # the engine holding each request's KV
         self.events: list = []
