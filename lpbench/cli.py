@@ -19,6 +19,7 @@ import os
 import sys
 
 from . import __version__, cli_capacity
+from .cli_options import refuse_unread, remember_parser
 from .errors import InputError, PolicyError
 from .errors import PolicyDiverged
 from .solve import SolveBugError
@@ -355,24 +356,11 @@ GENERATE_OPTIONS = {
     "infermax-csp51": ("I", "cost_model", "token_budget"),
     "fluid": ("seed", "count", "types", "from_instance", "horizon", "bin_width", "bins"),
 }
-#: the flag of each option and its default (an option at its default counts as not given)
-GENERATE_FLAGS = {"seed": ("--seed", 0), "count": ("--count", 1), "rate": ("--rate", None),
-                  "requests": ("--requests", None), "memory": ("--memory", None), "lengths": ("--lengths", None),
-                  "cost_model": ("--cost-model", "infermax-llama2-7b-a100"), "token_budget": ("--token-budget", None),
-                  "I": ("--I", None), "O": ("--O", None), "B": ("--B", None), "mix": ("--mix", None),
-                  "types": ("--types", None), "from_instance": ("--from", None), "horizon": ("--horizon", None),
-                  "bin_width": ("--bin-width", 50), "bins": ("--bins", 10)}
 
 
 def refuse_unused_generate_options(args) -> None:
     """Exit 2 when ``generate`` is given an option its kind does not read (it would be silently ignored)."""
-    reads = GENERATE_OPTIONS[args.kind]
-    unused = [flag for dest, (flag, default) in GENERATE_FLAGS.items()
-              if dest not in reads and getattr(args, dest, default) != default]
-    if unused:
-        raise InputError(f"generate {args.kind}: {', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not "
-                         f"apply to this kind (it reads "
-                         f"{', '.join(GENERATE_FLAGS[d][0] for d in reads)}, --out and --force)")
+    refuse_unread(args, f"generate {args.kind}", GENERATE_OPTIONS[args.kind])
 
 
 def cmd_generate(args) -> int:
@@ -561,6 +549,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--B", type=POSITIVE_INT, help="number of requests (required for uniform; mix, default 64)")
     g.add_argument("--mix", help="one of the six pairs, e.g. LILO+SISO (default: all six)")
     s.set_defaults(func=cmd_generate)
+    remember_parser(s)
 
     cli_capacity.add_parsers(sub)
 

@@ -5,6 +5,7 @@ import math
 import sys
 from collections import Counter
 
+from .cli_options import refuse_unread, remember_parser
 from .errors import InputError
 
 FAILED = ("error", "timeout")
@@ -121,10 +122,7 @@ def _flag(option: str) -> str:
 def _check_plot_options(args) -> None:
     """Refuse an option the kind does not read, and a schedule chosen twice (or not at all)."""
     takes = PLOT_OPTIONS[args.kind]
-    for option in ("run", "x", "instance", "policy", "formulation", "solver", "time_limit", "seed"):
-        if getattr(args, option) is not None and option not in takes:
-            raise InputError(f"{_flag(option)}: plot {args.kind} does not use it; it takes "
-                             f"{', '.join(map(_flag, takes))}")
+    refuse_unread(args, f"plot {args.kind}", takes)
     need = "run" if "run" in takes else "instance"
     if getattr(args, need) is None:
         raise InputError(f"{_flag(need)}: required for plot {args.kind}")
@@ -229,3 +227,4 @@ def add_parsers(sub) -> None:
     s.add_argument("--seed", type=SEED, help="seed of a randomised policy or of the solver (memory, gantt; "
                    "default 0)")
     s.set_defaults(func=cmd_plot)
+    remember_parser(s)
