@@ -14,7 +14,7 @@ FAILED = ("error", "timeout")
 def cmd_bench(args) -> int:
     """Every check (the suite, the executor options, --out or the run to resume, a --scheduler's answer)
     comes before the run directory is created: bad input leaves nothing behind."""
-    from .bench.executors import check_options, reach_scheduler, run_tasks
+    from .bench.executors import check_options, connect_scheduler
     from .bench.store import RunStore, check_out
     from .bench.suite import load_suite
 
@@ -24,9 +24,17 @@ def cmd_bench(args) -> int:
     store = RunStore.resume(args.out, args.resume, suite) if args.resume else None
     if store is None:
         check_out(args.out)
-    if args.scheduler:
-        reach_scheduler(args.scheduler)
-    store = store or RunStore.create(args.out, suite, args.executor)
+    client = connect_scheduler(args.scheduler) if args.scheduler else None
+    try:
+        return _run_bench(args, tasks, store or RunStore.create(args.out, suite, args.executor), client)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _run_bench(args, tasks, store, client) -> int:
+    from .bench.executors import run_tasks
+
     todo = store.pending(tasks)
     if not args.quiet:
         print(f"lpbench: run {store.path}: {len(tasks)} tasks, {len(tasks) - len(todo)} already stored, "
@@ -39,7 +47,7 @@ def cmd_bench(args) -> int:
 
         bar = tqdm(total=len(todo), unit="task", file=sys.stderr, dynamic_ncols=True)
     try:
-        for task, rows in run_tasks(todo, args.executor, args.workers, args.scheduler):
+        for task, rows in run_tasks(todo, args.executor, args.workers, client):
             store.write(task, rows)
             counts[rows[0]["status"]] += 1
             if rows[0]["status"] in FAILED:

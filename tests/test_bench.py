@@ -276,6 +276,30 @@ def test_diverging_policy_is_a_skipped_row_not_a_lost_solve(tmp_path):
     assert rows["alpha-protection"]["status"] == "skipped" and "livelock" in rows["alpha-protection"]["message"]
 
 
+def test_bench_on_a_scheduler_connects_once_and_gives_the_same_rows(tiny_runs, tmp_path, monkeypatch):
+    """--scheduler: one connection, made before the run directory, carries the run (it used to connect twice)."""
+    import distributed
+
+    connections = []
+
+    class Counted(distributed.Client):
+        def __init__(self, *args, **kwargs):
+            connections.append(args[0])
+            super().__init__(*args, **kwargs)
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        monkeypatch.setattr(distributed, "Client", Counted)
+        out = tmp_path / "results"
+        assert main(["bench", str(TINY), "--out", str(out), "--executor", "dask", "--scheduler",
+                     cluster.scheduler_address, "-q"]) == 0
+    assert connections == [cluster.scheduler_address]
+    import pandas.testing as pdt
+
+    (run_dir,) = out.iterdir()
+    pdt.assert_frame_equal(_comparable(read_run(tiny_runs[0])), _comparable(read_run(run_dir)))
+
+
 def test_dask_worker_killed_under_a_task_becomes_error_rows(monkeypatch):
     """The KilledWorker path of the Dask executor: a task whose worker process dies (os._exit, so
     run_isolated's own crash handling never sees it) still yields one error row per method."""

@@ -2,8 +2,9 @@
 
 * ``local`` -- a pool of ``workers`` threads, each driving one task process at a time
   (:func:`~lpbench.bench.runner.run_isolated`: one fresh process per task, killed at its deadline).
-* ``dask`` -- ``distributed.Client`` on ``scheduler`` (a ``dask scheduler`` address, a dask-jobqueue
-  cluster's ``scheduler_address``), or a ``LocalCluster`` on 127.0.0.1 with ``workers`` processes.
+* ``dask`` -- a ``distributed.Client`` connected by ``connect_scheduler`` (a ``dask scheduler`` address, a
+  dask-jobqueue cluster's ``scheduler_address``; its caller closes it), or a ``LocalCluster`` on 127.0.0.1 with
+  ``workers`` processes.
   Each Dask task calls the same ``run_isolated``, so a hang or a crash is handled inside the worker;
   a worker that dies anyway (``KilledWorker``, a lost connection) still yields the task's error rows.
 """
@@ -32,15 +33,13 @@ def run_local(tasks: list[dict], workers: int) -> Iterator[tuple[dict, list[dict
             yield futures[fut], fut.result()  # run_isolated never raises for a task's own failure
 
 
-def run_dask(tasks: list[dict], workers: int, scheduler: str | None = None) -> Iterator[tuple[dict, list[dict]]]:
-    try:
-        from distributed import Client, LocalCluster, as_completed as dask_completed
-    except ImportError:
-        raise InputError("--executor: 'dask' needs dask[distributed]; pip install 'lpbench[bench]'") from None
-    if scheduler:
-        client = _connect(Client, scheduler)
-        cluster = None
-    else:
+def run_dask(tasks: list[dict], workers: int, client=None) -> Iterator[tuple[dict, list[dict]]]:
+    """On ``client`` (left open) when given, else on a LocalCluster of ``workers`` processes made and closed here."""
+    Client, LocalCluster = _distributed("Client", "LocalCluster")
+    from distributed import as_completed as dask_completed
+
+    cluster = None
+    if client is None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                                dashboard_address=None)
         client = Client(cluster)
@@ -56,19 +55,20 @@ def run_dask(tasks: list[dict], workers: int, scheduler: str | None = None) -> I
                 rows = failure_rows(task, "error", f"dask: {type(e).__name__}: {e}")
             yield task, rows
     finally:
-        client.close()
         if cluster is not None:
+            client.close()
             try:
                 cluster.close()
             except Exception as e:  # every row is in: a nanny still restarting a killed worker can fail
                 print(f"warning: Dask LocalCluster shutdown: {type(e).__name__}: {e}", file=sys.stderr)
 
 
-def _connect(client_class, scheduler: str):
+def _distributed(*names):
     try:
-        return client_class(scheduler, timeout=CONNECT_TIMEOUT)
-    except (OSError, ValueError, TypeError) as e:  # unreachable, or not an address
-        raise InputError(f"--scheduler: cannot reach {scheduler!r} ({e})") from None
+        import distributed
+    except ImportError:
+        raise InputError("--executor: 'dask' needs dask[distributed]; pip install 'lpbench[bench]'") from None
+    return [getattr(distributed, name) for name in names]
 
 
 def check_options(executor: str, workers: int | None, scheduler: str | None) -> None:
@@ -81,19 +81,21 @@ def check_options(executor: str, workers: int | None, scheduler: str | None) -> 
         raise InputError("--scheduler: only with --executor dask")
 
 
-def reach_scheduler(scheduler: str) -> None:
-    """Connect to ``scheduler`` once and close: ``bench`` refuses an unreachable one before it creates a run."""
+def connect_scheduler(scheduler: str):
+    """A client of ``scheduler``, for the caller to close: ``bench`` connects once, before it creates a run, so an
+    unreachable scheduler is refused with nothing written, and runs its tasks on that connection."""
+    (Client,) = _distributed("Client")
     try:
-        from distributed import Client
-    except ImportError:
-        raise InputError("--executor: 'dask' needs dask[distributed]; pip install 'lpbench[bench]'") from None
-    _connect(Client, scheduler).close()
+        return Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, ValueError, TypeError) as e:  # unreachable, or not an address
+        raise InputError(f"--scheduler: cannot reach {scheduler!r} ({e})") from None
 
 
 def run_tasks(tasks: list[dict], executor: str = "local", workers: int | None = None,
-              scheduler: str | None = None) -> Iterator[tuple[dict, list[dict]]]:
-    check_options(executor, workers, scheduler)
+              client=None) -> Iterator[tuple[dict, list[dict]]]:
+    """``client``: a ``connect_scheduler`` client for ``dask`` (default: a LocalCluster)."""
+    check_options(executor, workers, None)
     workers = workers or default_workers()
     if executor == "local":
         return run_local(tasks, workers)
-    return run_dask(tasks, workers, scheduler)
+    return run_dask(tasks, workers, client)
