@@ -946,6 +946,16 @@ def admissible(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
     return best_g.get(key2, BIG) > g2 and not dominated(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per)
 
 
+@compiled(inline=True)
+def scored(ub, f, g2, W2, t2, key, ids2, ages2, q2, a, s, o, p, vol, M, span, a_last, G3_first, run_slot, run_parts,
+           wait_slot, wait_parts, pattern, G1s, groups, rest_h, work):
+    """The f of an admitted successor reached at cost g2 from a node of f ``f``: max(g2 + h, f), pathmax (h is
+    :func:`state_bound`, asked for no more than ``ub`` − g2); :func:`_expand_slice` and :func:`_receive` score with it."""
+    return max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span, a_last,
+                                G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h,
+                                work), f)
+
+
 #: the columns of a message between the parts of :func:`_best_first_parallel` (:func:`send`)
 MESSAGE_COLUMNS = 9
 
@@ -969,9 +979,8 @@ def _receive(rows, count, ub, bits, per, heap, nodes, sizes, best_g, seen, a, s,
         q2 = unpack_ages(key, ids2, ages2, bits, per)
         if not admissible(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
             continue
-        f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M, span, a_last,
-                                  G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h,
-                                  work), f)
+        f2 = scored(ub, f, g2, W2, t2, key, ids2, ages2, q2, a, s, o, p, vol, M, span, a_last, G3_first, run_slot,
+                    run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h, work)
         if f2 < ub:
             remember(best_g, seen, key2, g2)
             heap_push(heap, sizes, f2, -g2, add_row(nodes, sizes, 1, W2, t2, key[0], key[1], key[2], key[3], path2))
@@ -1112,10 +1121,9 @@ def _expand_slice(budget, max_states, ub, cap, before, bits, per, heap, nodes, p
                             send(outbox, out_n, W2, t2, key, g2, f,
                                  extended_path(paths, sizes, t, X, path, parts, tid))
                     elif start or admissible(best_g, seen, key2, ids2, ages2, q2, o, g2, bits, per):
-                        f2 = max(g2 + state_bound(ub - g2, W2, t2, key, ids2[:q2], ages2[:q2], a, s, o, p, vol, M,
-                                                  span, a_last, G3_first, run_slot, run_parts, wait_slot, wait_parts,
-                                                  pattern, G1s, groups, rest_h, work),
-                                 f)   # pathmax
+                        f2 = scored(ub, f, g2, W2, t2, key, ids2, ages2, q2, a, s, o, p, vol, M, span, a_last,
+                                    G3_first, run_slot, run_parts, wait_slot, wait_parts, pattern, G1s, groups, rest_h,
+                                    work)
                         if start:
                             counters[6] = f2
                         if f2 < ub:
