@@ -78,15 +78,20 @@ def check_stable(types, d1: float) -> float:
     return load
 
 
-def capacity_bound(types, d0: float, d1: float, C: float) -> tuple[float, np.ndarray]:
-    """Θ_UB(C) and the completion rates y_j of the knapsack LP (notes §2.5)."""
+def capacity_bound(types, d0: float, d1: float, C: float, value=None) -> tuple[float, np.ndarray]:
+    """Θ_UB(C) and the completion rates y_j of the knapsack LP (notes §2.5): max Σ_j v_j y_j subject to
+    0 <= y_j <= λ_j and Σ_j a_j y_j <= C / (d0 + d1 C), filled in decreasing v_j / a_j (ties by index).
+    ``value`` v: per-type value, default l'_j (decode tokens: Θ_UB(C)); ones give the most completions per unit
+    time. Only the objective changes, so the constraints' validity argument holds for both; each needs its own
+    greedy order (the y of one is not optimal for the other when memory binds)."""
     a = memory_work(types.prompt, types.output)
+    v = types.output if value is None else np.asarray(value, dtype=float)
     budget = C / (d0 + d1 * C)
     y = np.zeros(len(a))
-    for j in sorted(range(len(a)), key=lambda j: (-types.output[j] / a[j], j)):
+    for j in sorted(range(len(a)), key=lambda j: (-v[j] / a[j], j)):
         y[j] = min(types.rate[j], max(budget, 0.0) / a[j])
         budget -= y[j] * a[j]
-    return float((types.output * y).sum()), y
+    return float((v * y).sum()), y
 
 
 def equilibrium(types, d0: float, d1: float, memory: int) -> Equilibrium:

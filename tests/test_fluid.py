@@ -74,6 +74,46 @@ def test_capacity_bound_equals_theta_star_iff_memory_reaches_m_star():
         assert below < theta_star and np.all(y <= t.rate + 1e-12)
 
 
+@pytest.mark.parametrize("value", ["decode tokens", "completions"])
+def test_capacity_bound_greedy_is_the_knapsack_lp_optimum(value):
+    """Both objectives of the knapsack LP (notes §2.5) against scipy's LP, memory binding or not: the greedy
+    order depends on the objective (v_j / a_j), so the most completions is not the Σ y_j of Θ_UB's solution."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(7)
+    for _ in range(60):
+        m = int(rng.integers(1, 6))
+        inst = parse_instance({"memory": 10_000, "cost_model": {"form": "linear", "d0": 1.0, "d1": 0.001},
+                               "types": [{"prompt": int(rng.integers(1, 200)), "output": int(rng.integers(1, 200)),
+                                          "rate": float(rng.uniform(0.01, 0.5))} for _ in range(m)]})
+        t = inst.types
+        v = t.output.astype(float) if value == "decode tokens" else np.ones(m)
+        C = float(rng.uniform(10, 3000))
+        got, y = capacity_bound(t, 1.0, 0.001, C, v)
+        a = memory_work(t.prompt, t.output)
+        lp = linprog(-v, A_ub=[a], b_ub=[C / (1.0 + 0.001 * C)], bounds=list(zip([0.0] * m, t.rate)), method="highs")
+        assert got == pytest.approx(-lp.fun, rel=1e-9, abs=1e-12) and np.all(y <= t.rate + 1e-12)
+        assert a @ y <= C / (1.0 + 0.001 * C) * (1 + 1e-12)
+
+
+def test_completions_ratio_is_against_the_most_completions_the_lp_allows(tmp_path):
+    """A short type and a long one of equal prompt, memory binding: Θ_UB's solution fills the long type first,
+    and its Σ y_j (the old completions bound) was below what FCFS completes (completions_ratio 1.64)."""
+    types = tmp_path / "types.json"
+    types.write_text(json.dumps({"memory": 300, "cost_model": {"form": "linear", "d0": 1.0, "d1": 0.0001},
+                                 "types": [{"prompt": 100, "output": 1, "rate": 0.05},
+                                           {"prompt": 100, "output": 100, "rate": 0.05}]}))
+    out = tmp_path / "drawn"
+    assert cli("generate", "fluid", "--types", str(types), "--horizon", "4000", "--out", str(out)).returncode == 0
+    (drawn,) = out.iterdir()
+    done = cli("throughput", str(drawn), "--policy", "fcfs", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    # by hand: a = (l' + 1)(l + l'/2) = 201 and 15,150; budget C / (d0 + d1 C) = 300 / 1.03; the short type first
+    assert report["completions_bound"] == pytest.approx(0.05 + (300 / 1.03 - 0.05 * 201) / 15_150, rel=1e-12)
+    assert 0 < report["completions_ratio"] <= 1 and 0 < report["ratio"] <= 1
+
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "lpbench.cli", *args], capture_output=True, text=True)
 
