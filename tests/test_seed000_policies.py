@@ -33,7 +33,7 @@ def test_every_schedule_verifies_and_respects_the_tiled_bound(seed):
     for cost in (TILED, "li-llama3-70b-2xa100", "infermax-llama2-7b-a100"):
         inst = instance(seed, cost, memory)
         for name, params in (("rad", {}), ("rad", {"M": 3, "T_col": 8}), ("rad-alg2", {}), ("rad-alg2", {"M": 4}),
-                             ("slai", {}), ("slai", {"spf": 0, "dynamic": 0, "theta": 2})):
+                             ("slai", {}), ("slai", {"spf": 0, "dynamic": 0, "theta": 2}), ("slai", {"used": 1})):
             res = simulate(inst, make_policy(name, inst, **params))
             ver = verify(inst, res.schedule)
             assert ver.feasible, (seed, cost, name, params, ver.violations[:1])
@@ -73,3 +73,19 @@ def test_slai_without_slo_runs_and_with_slo_defers_free_decodes():
     sarathi = verify(inst, simulate(inst, make_policy("sarathi-serve", inst)).schedule)
     assert slai.feasible and slai.metrics["tbt_slo_attainment"] == 1.0
     assert slai.metrics["ttft_p50"] < 0.95 * sarathi.metrics["ttft_p50"]
+
+
+def test_slai_used_takes_the_kv_in_use_for_the_96_percent_rule():
+    """used=1: Θ from the KV held (the repo's block fraction), which is below the reserved peaks, so under tight
+    memory Θ = 10 is chosen at fewer batch starts than with the default (reserved / M); both schedules verify."""
+    inst = instance(3, memory=1200, n=80, horizon=0.5)
+    counts = {}
+    for used in (0, 1):
+        policy = make_policy("slai", inst, used=used)
+        offsets = []
+        plain = policy.offset
+        policy.offset = lambda: offsets.append(plain()) or offsets[-1]
+        res = simulate(inst, policy)
+        assert verify(inst, res.schedule).feasible
+        counts[used] = (sum(o == 10.0 for o in offsets), len(offsets))
+    assert counts[1][0] < counts[0][0], counts

@@ -72,6 +72,23 @@ def test_vllm_refuses_prompts_above_its_budget():
     assert verify(inst, simulate(inst, make_policy("sarathi", inst)).schedule).feasible
 
 
+@pytest.mark.parametrize("name", ["vllm", "vllm-vanilla", "vllm-hy", "vllm-ef", "fastertransformer", "fcfs"])
+def test_a_refill_over_budget_is_refused_only_where_an_eviction_can_happen(name):
+    """With every peak in memory at once nothing is evicted, so only the prompt must fit the budget: such a run
+    verifies without evictions; with less memory the same requests are refused (a refill could not fit)."""
+    from lpbench.errors import InputError
+
+    base = random_batch_instance(4, n=12, limits={"token_budget": 320})
+    peaks = int((base.prompt + base.output - 1).sum())
+    assert (base.prompt <= 320).all() and (base.prompt + base.output - 1).max() > 320
+    roomy = random_batch_instance(4, n=12, memory=peaks, limits={"token_budget": 320})
+    ver = verify(roomy, simulate(roomy, make_policy(name, roomy)).schedule)
+    assert ver.feasible and ver.metrics["evictions"] == 0
+    tight = random_batch_instance(4, n=12, memory=peaks - 1, limits={"token_budget": 320})
+    with pytest.raises(InputError, match="a refill after an eviction"):
+        simulate(tight, make_policy(name, tight))
+
+
 STEADY = ["vllm", "sarathi", "sarathi-ef", "rank-i", "rank-o", "rank-org", "orca", "fastertransformer",
           "sarathi-serve", "infermax-sort-hist", "vllm-hy-ef", "rad", "rad-alg2", "slai", "mc-sf", "mc-benchmark",
           "mc-work", "mc-group"]

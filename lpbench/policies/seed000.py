@@ -12,7 +12,9 @@ Decisions on the ambiguities (notes §2.5, §5.4):
 * Assumption 4 (memory for T*_col worst-case requests) is replaced by an admission gate: a request
   enters the cycle only if its peak KV I + O − 1 fits in memory next to the peaks already reserved
   (no eviction, so every schedule verifies). When the gate refuses, RAD behaves as if |D| = T*_col
-  (decode mode) and Algorithm 2 ends its prefill mode.
+  (decode mode) and Algorithm 2 ends its prefill mode. The gate reads the output length O, which the paper's
+  schedulers do not know (seed 000 §2.1): RAD here is clairvoyant about memory, as SLAI's admission is
+  (:mod:`lpbench.policies.slai`), and comparisons with non-clairvoyant policies carry that advantage.
 * ``M`` (requests started per cycle; Theorem 2 wants M > (T*_col − 1) t_max/(δ t̄)) defaults to 1024.
 * A request whose prefill produces its only output token (O = 1) completes without entering D; it
   still counts in requests_in_cycle.

@@ -20,7 +20,9 @@ vllm-chunked        "vLLM with chunk-prefill enabled ... is work-conserving"  sa
 
 Decisions (notes §5.4): A5 Orca chunks its last prefill so that it is work-conserving (real Orca
 does not; without chunking it is ``vllm-hy``). A6 FT and vLLM prefill batches are token-budget
-limited, take whole prompts, and a prompt above b is rejected up front (InputError), not a deadlock.
+limited and take whole prompts; an instance with a request whose prefill can exceed b is refused up front
+(InputError), not left to deadlock: its prompt I, or, where an eviction is possible (Σ (I + O − 1) > M, not a
+restart instance), I + O − 1, the refill of an evicted request (:func:`~lpbench.policies.base.refuse_refill_over_budget`).
 A7 FCFS everywhere. A4 the batch-size limit is the instance's ``limits.max_batch_requests``.
 A9 memory is the instance's M: with M large (the shipped capacity instance) nothing is evicted and
 the policies are seed 002's; with a small M they also evict as the seed-003 scheduler does.

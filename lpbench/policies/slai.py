@@ -20,14 +20,24 @@ within its ``prefill_budget``), the decode limit
 
 Offset Θ: fixed (``theta``, default 10) or dynamic (``dynamic=1``, the default: Θ = 5 while memory
 utilisation < 96 %, else 10). Parameters: ``spf`` (1: SPF, default; 0: FCFS), ``dynamic``, ``theta``,
-``cap`` (active requests), ``decode_limit``.
+``cap`` (active requests), ``decode_limit``, ``used`` (below).
 
 Decisions (notes §5.4): critical DIs obey the budget and the decode limit (the paper: the batch "must
-respect" every constraint; the repo caps them); memory is a KV reservation of the request's peak
-I + O − 1 at admission, so nothing is ever evicted (the repo reserves the prompt and preempts on a
-shortage); "memory utilisation" for the 96 % rule is reserved / M (the repo's block-pool fraction); a
-request without the ``tbt_slo`` field has no TBT deadline (ℓ = +∞: its decodes are always deferrable),
-so SLAI runs on any batch instance (the SLO capacity still requires every class's SLO).
+respect" every constraint; the repo caps them); a request without the ``tbt_slo`` field has no TBT deadline
+(ℓ = +∞: its decodes are always deferrable), so SLAI runs on any batch instance (the SLO capacity still
+requires every class's SLO).
+
+Deviations, kept so that every schedule verifies without evictions (and the measured tables of
+docs/seed002-000-capacity.md stand):
+
+* *Clairvoyant admission.* Memory is a KV reservation of the request's peak I + O − 1 at admission, so
+  nothing is ever evicted. That reads the output length O, which the paper's scheduler does not know (seed 000
+  §2.1: the output length is unknown at arrival; the repo reserves the prompt and preempts on a shortage).
+  SLAI here therefore holds information that the non-clairvoyant baselines (vLLM, Sarathi) lack; comparisons
+  with them carry that advantage.
+* *Utilisation for the 96 % rule* is reserved / M by default. The repo's figure is the fraction of KV blocks
+  in use, which is lower by the tokens not generated yet, so the default switches Θ to 10 sooner than the
+  repo would. ``used=1`` takes the KV in use (Σ of the footprints held, as the verifier counts them) instead.
 """
 from __future__ import annotations
 
@@ -47,12 +57,13 @@ class SLAI(Policy):
     summary = "seed 000 §6 SLAI: critical decodes (last schedulable time), prefills SPF/FCFS, then deferrable decodes"
 
     def __init__(self, spf: float = 1, dynamic: float = 1, theta: float = 10, cap: float = 128,
-                 decode_limit: float = 128, **kw):
+                 decode_limit: float = 128, used: float = 0, **kw):
         super().__init__(**kw)
         if theta < 0 or cap < 1 or decode_limit < 1:
             raise InputError(f"policy {self.name!r}: theta >= 0, cap >= 1 and decode_limit >= 1 are required")
         self.spf, self.dynamic, self.theta = bool(spf), bool(dynamic), float(theta)
         self.cap, self.decode_limit = int(cap), int(decode_limit)
+        self.used = bool(used)
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
@@ -82,7 +93,8 @@ class SLAI(Policy):
     def offset(self) -> float:
         if not self.dynamic:
             return self.theta
-        return 5.0 if self.reserved < 0.96 * self.inst.memory else 10.0
+        held = self.st.kv_total if self.used else self.reserved
+        return 5.0 if held < 0.96 * self.inst.memory else 10.0
 
     def next_batch(self, t):
         if self.last_start is not None:        # the previous batch ended at t: τ_batch and s_q
