@@ -176,3 +176,25 @@ def test_every_batch_policy_keeps_the_limits_or_refuses_them(limits):
         kept.append(name)
     assert len(kept) >= 15     # most policies run here: the test is not passing by refusals
     assert ("fcfs" in kept) == ("prefill_budget" not in limits)     # a refill of I + O - 1 = 3 exceeds 2
+
+
+def test_wait_slack_gives_theorem_1_strict_slack_that_least_memory_thresholds_lack():
+    """Example 2 with C = 20: the least-M^pi integer point is n* = 4 with zero slack in (11); --param slack=0.1
+    asks n/4 − (1/4 + 3n/16) >= 0.1, so n >= 5.6: n = 6 (M^pi = 18 <= 20). At C = M* = 12 no slack is possible."""
+    from lpbench.errors import InputError
+    from lpbench.formulations.wait_thresholds import min_slack
+
+    base = parse_instance({**EX2, "memory": 20})
+    inst = parse_instance(gen.instance(base, base.types, 200, seed=1))
+    for slack, expect in ((0.0, 4), (0.1, 6)):
+        policy = make_policy("wait", inst, slack=slack)
+        simulate(inst, policy)
+        assert policy.thresholds.tolist() == [expect]
+        assert min_slack(base.types, 0.25, 0.0625, policy.thresholds) == pytest.approx(0.0625 * expect - 0.25)
+    _, ver = run(inst, "wait", slack=0.1)
+    assert ver.metrics["evictions"] == 0
+    tight = parse_instance(gen.instance(parse_instance(EX2), parse_instance(EX2).types, 50, seed=1))
+    with pytest.raises(InputError, match="time slack 0.1"):
+        simulate(tight, make_policy("wait", tight, slack=0.1))
+    with pytest.raises(InputError, match="--param slack"):
+        make_policy("wait", tight, slack=0.1, B=8)

@@ -10,8 +10,10 @@ prompts wait, so the smallest thresholds that keep every type's expected arrival
 its threshold give the shortest waits and the least memory; the alternatives (max-min slack, max slack
 with M^π <= C) push the thresholds up until C binds, and with C >> M* a type then waits for thousands of
 arrivals (measured: no completion at all within 60 s in the §5.1 low-demand setting). The LP optimum
-is n* itself (M^π >= M* on the polytope, notes §2.5 fact 1), for every C >= M*; Theorem 1's strict
-slack comes from the integer rounding below, or from t_min > 0. Rows (11) become
+is n* itself (M^π >= M* on the polytope, notes §2.5 fact 1), for every C >= M*. Theorem 1's O(1) latency needs
+strict slack in every row; least-M^π thresholds do not guarantee it: when n* is integral the integer point below
+is n* with zero slack (the zero-drift case of fact 3, latency growing like √T; Example 2: n = 4), and where n* is
+fractional the rounding up gives some. t_min > 0 (WAIT's ``--param slack=``) requires it. Rows (11) become
 λ_j d_1 Σ_i a_i n_i - n_j <= -λ_j (d_0 + t_min). The polytope is empty iff C < M* (fact 2; with t_min = 0):
 reported as status ``infeasible``, never an exception.
 
@@ -61,14 +63,15 @@ def _solve(lp, time_limit: float = 10.0):
     return BACKENDS.get("highs")().solve(lp, SolverProfile("highs", "highs", time_limit=time_limit))
 
 
-def integer_thresholds(inst, types) -> np.ndarray:
-    """WAIT's default thresholds: the integer point of (11)+(19) with the least M^π."""
+def integer_thresholds(inst, types, t_min: float = 0.0) -> np.ndarray:
+    """WAIT's default thresholds: the integer point of (11)+(19) with the least M^π, with time slack ``t_min``."""
     d0, d1 = linear_coefficients(inst)
-    res = _solve(threshold_model(types, d0, d1, inst.memory, integer=True))
+    res = _solve(threshold_model(types, d0, d1, inst.memory, integer=True, t_min=t_min))
     if res.x is None:
-        raise InputError(f"policy 'wait': no integer thresholds satisfy (11) and (19) with memory {inst.memory} "
-                         f"(HiGHS: {res.status}); the fluid needs C >= M*, see `lpbench solve --formulation "
-                         "fluid`; or pass the practical rule --param B=<batch prompts>")
+        slack = f" and time slack {t_min:g}" if t_min else ""
+        raise InputError(f"policy 'wait': no integer thresholds satisfy (11){slack} and (19) with memory "
+                         f"{inst.memory} (HiGHS: {res.status}); the fluid needs C >= M*, see `lpbench solve "
+                         "--formulation fluid`; or pass the practical rule --param B=<batch prompts>")
     return np.rint(res.x[:types.m]).astype(np.int64)
 
 

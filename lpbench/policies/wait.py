@@ -20,7 +20,9 @@ schedule completes and verifies; the measurement counts completions up to the ho
 Thresholds (``--param``): ``B=<batch prompts>`` uses the paper's practical rule
 n_j = max(1, floor(B ρ_j / (l'_j + 1))) (§6; the floor-at-1 rounding is the authors' code); without it,
 the integer point of the threshold polytope (11)+(19) with the least M^π
-(:mod:`lpbench.formulations.wait_thresholds`; it is n* when n* is integral).
+(:mod:`lpbench.formulations.wait_thresholds`; it is n* when n* is integral, and then has zero slack in (11), the
+zero-drift case where latency grows like √T rather than Theorem 1's O(1)). ``slack=<seconds>`` asks every row
+for that time slack, n_j / λ_j − ΔT(n) >= slack, which Theorem 1's strict condition needs.
 """
 from __future__ import annotations
 
@@ -76,9 +78,13 @@ class Wait(Policy):
     explicit_only = True  # a throughput policy for seed-001 instances: run when named, not in every solve
     summary = "seed 001 Alg. 1 WAIT: per-type stage-0 thresholds n_j, in-flight prompts of waiting types stall, never evicts"
 
-    def __init__(self, B: float | None = None, **kw):
+    def __init__(self, B: float | None = None, slack: float = 0.0, **kw):
         super().__init__(**kw)
-        self.B = B
+        if not (np.isfinite(slack) and slack >= 0):
+            raise InputError(f"--param slack: must be a finite number of seconds >= 0, got {slack:g}")
+        if slack and B is not None:
+            raise InputError("--param slack: applies to the least-M^pi thresholds, not to the practical rule B")
+        self.B, self.slack = B, float(slack)
         self.thresholds: np.ndarray | None = None
 
     def choose_thresholds(self, inst, types) -> np.ndarray:
@@ -88,7 +94,7 @@ class Wait(Policy):
             return practical_thresholds(types, self.B)
         from ..formulations.wait_thresholds import integer_thresholds
 
-        return integer_thresholds(inst, types)
+        return integer_thresholds(inst, types, self.slack)
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
