@@ -17,10 +17,11 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 from . import __version__, cli_capacity
 from .cli_options import refuse_unread, remember_parser
-from .errors import InputError, PolicyError
+from .errors import InputError, LpbenchWarning, PolicyError
 from .errors import PolicyDiverged
 from .solve import SolveBugError
 
@@ -566,7 +567,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """lpbench's own warnings as one line on stderr; any other keeps Python's format."""
+    if issubclass(category, LpbenchWarning):
+        print(f"lpbench: warning: {message}", file=sys.stderr if file is None else file)
+    else:
+        _python_show_warning(message, category, filename, lineno, file, line)
+
+
+_python_show_warning = warnings.showwarning
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.showwarning = _show_warning
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv  # accepted anywhere on the line
     argv = [a for a in argv if a != "--debug"]

@@ -22,3 +22,8 @@ class PolicyError(RuntimeError):
 
 class PolicyDiverged(PolicyError):
     """The policy does not finish this instance (e.g. repeated clearing with a small alpha)."""
+
+
+class LpbenchWarning(UserWarning):
+    """A run that goes on but should be read with care (e.g. thresholds outside a theorem's conditions); the
+    CLI prints it as one line ``lpbench: warning: ...``."""

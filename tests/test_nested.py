@@ -63,8 +63,8 @@ def test_nested_wait_verifies_and_runs_the_prefix_rule():
     ver = verify(inst, res.schedule)
     assert ver.feasible and ver.metrics["evictions"] == 0
     n = pol.thresholds
-    Lam = np.array([1.4, 1.2, 0.8])
-    assert np.all(n == np.maximum(1, np.ceil(n[0] * Lam / Lam[0] - 1e-9)))
+    p = np.array([1.2, 0.8]) / np.array([1.4, 1.2])          # p_k = Λ_{k+1} / Λ_k, Λ = (1.4, 1.2, 0.8)
+    assert np.all(n[1:] > n[:-1] * p) and np.all(n[1:] < n[:-1]) and pol.threshold_violations == []
     # before the flush, every batch admits exactly n_1 fresh prompts (segment 1 must be ready)
     last_arrival = inst.arrival.max()
     for j in range(res.schedule.n_batches):
