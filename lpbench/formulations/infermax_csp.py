@@ -45,15 +45,33 @@ with the exact cost model; ρ is stated in the solve message, and above ``max_ro
 refused. A model estimated above ``max_variables`` (19 per request and batch) is refused before it is
 built (status ``refused``, with the suggestion to use ``batch-bound``).
 
-**Horizon J** (valid). With nonnegative coefficients, the cost of any schedule splits into work that
-no batching avoids -- W = layers·[a_o Σ(I+O−1) + a_p Σ I² + s_p n + a_d Σ_{k=1}^{O−1}(I+k) + s_d Σ(O−1)]
-(every request processes at least I+O−1 tokens; its prefill chunks telescope, Σ(c²+2cm) = X² >= I²;
-its O−1 decodes read I+1..I+O−1 keys) -- plus at least b = layers·(b_o + min(b_d, b_p)) per non-empty
-batch (each has a phase). A schedule of makespan <= UB (the best verified policy) therefore has at
-most ⌊(UB − min_i a_i − W) / b⌋ non-empty batches; empty batches change no state and can be dropped,
-so J = max(that, max O_i) keeps an optimal schedule, and y_j >= y_{j+1} (non-empty batches first) is
-valid symmetry breaking. Requests with identical (a, I, O) are interchangeable, so the one listed
-first completes no later (done_{i',j} => done_{i,j}): valid symmetry breaking too.
+**Horizon J** (valid; seed 003 §5 fixes J and leaves its choice open, notes seed-003 §3.9.4, whose
+"UB / b_min" bound needs a positive bias b_min per batch -- the shipped splitwise profiles have
+b_o = b_p = 0 -- and whose "heuristic's batch count" is not a proof). Write the cost of a schedule,
+per layer, as its biases b_o N + b_d Yd + b_p Yp (N non-empty batches, Yd with a decode step, Yp with a
+prefill step; every term of T_j is nonnegative and the GQA factors are >= 1) plus its work terms.
+Let W = a_o Σ(I+O−1) + a_p Σ I² + s_p n + a_d Σ_{k=1}^{O−1}(I+k) + s_d Σ(O−1) (every request
+processes at least I+O−1 tokens; its first run's prefill chunks telescope, Σ(c²+2cm) = X² >= I²; it
+has a prefill step; its O−1 decodes read I+1..I+O−1 keys) -- the work if every request makes O_i − 1
+decode steps. With evictions a token can come from a re-prefill instead: by (V11) the work terms are
+>= W + Σ_i κ_i (O_i − 1 − D_i) >= W_V := W + Σ_i min(0, κ_i)(O_i − 1) for any D_i in [0, O_i − 1]
+(:func:`valid_work`; W alone is not a bound where some κ_i < 0). Moreover a prefill step processes
+c >= 1 tokens with c² + 2cm >= 1, so the N_p >= max(n, Yp) prefill steps give s_p N_p >= s_p n +
+s_p (Yp − n)^+, a_o Σc >= a_o max((V1), Yp) >= a_o (V1) + a_o (Yp − T)^+ and a_p Σq >= a_p Σ I² +
+a_p (Yp − Q)^+ (T = Σ (I_i O_i + O_i − 1) >= (V1), Q = Σ I_i²); a decode step generates, so
+Yd <= Σ_i D_i <= Σ_i (O_i − 1), and Yd + Yp >= N (V4), Yp >= 1. Hence the cost of a schedule with N
+non-empty batches is >= layers · (W_V + B(N)), B(N) the least of b_o N + b_d Yd + b_p Yp + s_p (Yp − n)^+
++ a_o (Yp − T)^+ + a_p (Yp − Q)^+ over those Yd, Yp (:func:`horizon_batch_cost`), which is
+non-decreasing in N. An optimal schedule has makespan <= UB (the best verified schedule), so its N
+satisfies layers · (W_V + B(N)) <= UB − min_i a_i, and J = max(the largest such N, max O_i) keeps it
+(:func:`batch_horizon`): empty batches change no state and can be dropped, so y_j >= y_{j+1}
+(non-empty batches first) is valid symmetry breaking. B grows without bound unless b_o = b_p = s_p =
+a_o = a_p = 0, which the instance validator already rules out (a one-token prefill batch must take a
+positive time; :func:`batch_horizon` would refuse it with an InputError, exit 2), so J is finite for
+every accepted cost model; with b_o = b_p = 0 (the splitwise profiles) B(N) >= s_p (N − Σ(O_i − 1)
+− n): beyond that many batches, prefill batches outnumber the n first prefill steps. Requests with
+identical (a, I, O) are interchangeable, so the one listed first completes no later
+(done_{i',j} => done_{i,j}): valid symmetry breaking too.
 
 **Redundant cuts** (always valid; they only help the LP relaxation): Σ_j z_{i,j} >= O_i (one token
 per batch), m_{i,j-1} >= I_i δ_{i,j} (a decoding request holds at least its run's prompt, L >= I) and
@@ -101,7 +119,8 @@ after the last non-empty batch every request is complete (termination), so an em
   request's first run caches its prompt of I_i tokens in prefill steps.
 * (V10) A_J >= layers · [W + b_o Y + b_d Yd + b_p Yp] with Y, Yd, Yp the numbers of non-empty,
   decode and prefill batches and W the work of *Horizon J* (every term of T_j is nonnegative and the
-  work terms sum to at least W; A_J >= Σ_j T_j). With Yd + Yp >= Y (V4) it is written as
+  work terms sum to at least W plus the (V11) term, which the model always adds -- W alone only where
+  every request makes O_i − 1 decode steps; A_J >= Σ_j T_j). With Yd + Yp >= Y (V4) it is written as
   A_J >= layers · [W + (b_o + b_lo) Y + (b_hi − b_lo) Y_hi] (b_lo, b_hi the smaller and larger phase
   bias, Y_hi the count of the phase with the larger one), on integer variables Y >= (V8), Yp >= (V9),
   so that CP-SAT's propagation gives this bound at the root and raises it as Y and Yp rise -- its LP
@@ -244,26 +263,95 @@ def schedule_from_batches(inst, batches):
 
 
 def unavoidable_work(inst, k):
-    """W of *Horizon J*, per layer, with the cost coefficients ``k`` (floats in ms, or the model's
+    """W of (V10), per layer, with the cost coefficients ``k`` (floats in ms, or the model's
     integer-scaled ones, then exact): every request processes at least I+O-1 tokens, its prefill
     chunks telescope to at least I^2, its O-1 decodes read I+1, ..., I+O-1 keys, and it is in at
-    least one prefill and O-1 decode steps."""
+    least one prefill and O-1 decode steps. A lower bound on the work only for schedules whose
+    requests make all O_i − 1 decode steps; with evictions add the (V11) term, or take
+    :func:`valid_work`, its least over every D_i."""
     I, O = inst.prompt.astype(int), inst.output.astype(int)
     return (k["a_o"] * int((I + O - 1).sum()) + k["a_p"] * int((I * I).sum()) + k["s_p"] * inst.n
             + k["a_d"] * sum(decode_keys(a, b - 1) for a, b in zip(I, O)) + k["s_d"] * int((O - 1).sum()))
 
 
+def refill_kappa(inst, k) -> np.ndarray:
+    """κ_i of (V11), per layer: what each generated token that is a prefill end instead of a decode step
+    adds to the work bound W, κ_i = a_o I_i − a_d (I_i + O_i − 1) − s_d (negative where a re-prefill can
+    be cheaper than a decode step)."""
+    I, O = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+    return np.array([k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(inst.n)])
+
+
+def valid_work(inst, k):
+    """W_V of *Horizon J*: a lower bound on the work terms of every schedule, evictions included --
+    (V10)-(V11) at their least over the decode-step counts 0 <= D_i <= O_i − 1, i.e.
+    W + Σ_i min(0, κ_i) (O_i − 1)."""
+    O = inst.output.astype(np.int64)
+    kappa = refill_kappa(inst, k)
+    neg = kappa < 0
+    return unavoidable_work(inst, k) + ((kappa[neg] @ (O[neg] - 1)).item() if neg.any() else 0)
+
+
+def horizon_batch_cost(inst, k, N: int):
+    """B(N) of *Horizon J*, per layer: the least cost beyond W_V of a schedule with N non-empty batches,
+    min over 0 <= Yd <= min(N, Σ(O_i − 1)) of b_o N + b_d Yd + h(max(1, N − Yd)), with
+    h(Yp) = b_p Yp + s_p (Yp − n)^+ + a_o (Yp − T)^+ + a_p (Yp − Q)^+, T = Σ (I_i O_i + O_i − 1),
+    Q = Σ I_i². The function of Yd is convex and piecewise linear with kinks where N − Yd is 1, n,
+    T or Q, so its least over the integers is at an end of the range or at a kink."""
+    I, O = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
+    n, N = inst.n, int(N)
+    T, Q = int((I * O + O - 1).sum()), int((I * I).sum())
+
+    def h(yp):
+        return (k["b_p"] * yp + k["s_p"] * max(0, yp - n) + k["a_o"] * max(0, yp - T)
+                + k["a_p"] * max(0, yp - Q))
+
+    top = min(N, int((O - 1).sum()))
+    candidates = {0, top} | {N - t for t in (1, n, T, Q) if 0 <= N - t <= top}
+    return k["b_o"] * N + min(k["b_d"] * yd + h(max(1, N - yd)) for yd in candidates)
+
+
+#: the largest horizon :func:`batch_horizon` searches (a larger one is refused, never built anyway)
+MAX_HORIZON = 2**40
+
+
 def batch_horizon(inst, incumbent_objective, name="infermax-csp") -> int:
-    """The horizon J of the module docstring: at most (UB − min a − W) / b non-empty batches."""
+    """The horizon J of the module docstring (*Horizon J*): the largest N with
+    layers · (W_V + B(N)) <= UB − min a, and at least max O_i. B is non-decreasing in N, so a doubling
+    then a bisection finds it. An InputError (exit 2) where B does not grow with N (b_o = b_p = s_p =
+    a_o = a_p = 0: no prefill step is priced, and no number of batches can be ruled out)."""
     if incumbent_objective is None:
         raise InputError(f"{name} needs an incumbent schedule to bound its batch horizon J "
                          "(run it with at least one applicable policy)")
     cm = inst.cost_model
-    O = inst.output.astype(float)
-    per_batch = cm.b_o + min(cm.b_d, cm.b_p)  # every non-empty batch has a phase
+    k = vars(cm)
+    if k["b_o"] + k["b_p"] + k["s_p"] + k["a_o"] + k["a_p"] <= 0:
+        spec = inst.cost_model_spec
+        label = repr(spec) if isinstance(spec, str) else "the instance's inline infermax cost model"
+        raise InputError(f"--formulation: {name} cannot bound its batch horizon J with {label}: it prices no "
+                         "prefill step (b_o = b_p = s_p = a_o = a_p = 0), so no number of batches can be ruled "
+                         "out; use --formulation batch-bound")
+    O = inst.output.astype(np.int64)
     to_s = cm.layers * 1e-3
-    slack = incumbent_objective - float(inst.arrival.min()) - unavoidable_work(inst, vars(cm)) * to_s
-    return max(int(O.max()), int(math.floor(slack / (per_batch * to_s) + 1e-9)))
+    # the incumbent's makespan per layer in ms, with room for its float error (a larger J stays valid)
+    span = incumbent_objective - float(inst.arrival.min())
+    room = (span * (1 + 1e-9) + 1e-12 * abs(incumbent_objective)) / to_s - valid_work(inst, k)
+
+    def fits(N):
+        return horizon_batch_cost(inst, k, N) <= room
+
+    lo = 0                                   # fits(lo) (vacuously for 0), and not fits(hi)
+    hi = 1
+    while fits(hi):
+        lo, hi = hi, 2 * hi
+        if hi > MAX_HORIZON:
+            raise InputError(f"--formulation: {name}: the batch horizon J exceeds {MAX_HORIZON:,} batches on "
+                             f"{inst.name} (the cost model prices extra batches at almost nothing); use "
+                             "--formulation batch-bound")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return max(int(O.max()), lo)
 
 
 def generation_capacities(I, memory: int) -> tuple[int, int, int]:
@@ -344,7 +432,7 @@ def batch_count_bound(inst, k, prefill_ends: bool = True):
     n = inst.n
     Kg, Kgd, Kd = generation_capacities(I, inst.memory)
     K1 = prefill_end_capacity(I, O, inst.memory) if prefill_ends else Kg
-    kappa = np.array([k["a_o"] * int(I[i]) - k["a_d"] * int(I[i] + O[i] - 1) - k["s_d"] for i in range(n)])
+    kappa = refill_kappa(inst, k)
     C = inst.limits.token_budget
     # (V14) prefill tokens per batch: a prefill-only batch holds them all after it (<= M, <= C); a
     # mixed one also holds a decoding request's >= I_min + 1 and processes its decode token
