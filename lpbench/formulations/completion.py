@@ -125,10 +125,21 @@ def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, 
 
 
 def least_span(volume: np.ndarray, stretches: np.ndarray, M: int) -> np.ndarray:
-    """Least x >= 0 with stretches·φ̃(x/stretches) >= volume (Lemma 3), elementwise."""
+    """Least x >= 0 with stretches·φ̃(x/stretches) >= volume (Lemma 3), elementwise: the root x = m(h − √(h² −
+    2V/m)), h = M + ½, written as 2V / (h + √(h² − 2V/m)), which has no cancellation. Its relative float error
+    is below 3·10⁻⁸ (at most √(2ε)·h in the square root where h² ≈ 2V/m, over a denominator >= h), so callers
+    round it up with :func:`ceil_below`, never with an absolute tolerance alone (at M ≈ 3.6·10⁸ the old form's
+    error exceeded 10⁻⁹ and a bound came out one above the optimum)."""
     h = M + 0.5
     disc = np.maximum(h * h - 2.0 * volume / stretches, 0.0)   # volume <= m·φ̃(M+½) by Lemma 3
-    return stretches * (h - np.sqrt(disc))
+    return 2.0 * volume / (h + np.sqrt(disc))
+
+
+def ceil_below(x, relative: float = 1e-7) -> np.ndarray:
+    """⌈x⌉ of a float x computed with relative error below ``relative``, never above the true ⌈x*⌉: the ceiling
+    of x lowered by its error bound (and 10⁻⁹), so a bound rounded with it can lose one unit, never gain one."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.ceil(x - 1e-9 - relative * np.abs(x))
 
 
 @FORMULATIONS.register("completion-cp")

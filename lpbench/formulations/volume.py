@@ -40,15 +40,28 @@ import time
 
 import numpy as np
 
+from ..errors import InputError
+
 from ..semantics import SLOT
 from ..sim.multi import sub_instance
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm, Formulation, LinearModel
 
 
+#: the volume bounds compute in float64 and int64; beyond this total memory-time their sums are no longer exact
+EXACT_VOLUME = 2.0 ** 52
+
+
 def volumes(inst) -> np.ndarray:
+    """Memory-rounds of each request alone, s·o + o(o+1)/2 (slot model). InputError where their total reaches
+    ``EXACT_VOLUME``: the bounds built on their sums would no longer be exact."""
     s, o = inst.prompt.astype(np.float64), inst.output.astype(np.float64)
-    return s * o + o * (o + 1) / 2
+    vol = s * o + o * (o + 1) / 2
+    if vol.sum() >= EXACT_VOLUME:
+        raise InputError(f"requests: the volume bounds need Σ (s·o + o(o+1)/2) below 2^52 to compute exactly, got "
+                         f"{vol.sum():.4g}; express the tokens in larger units (scale memory, prompts and outputs "
+                         "down)")
+    return vol
 
 
 def windows(arrival: np.ndarray, max_windows: int) -> np.ndarray:
@@ -138,7 +151,7 @@ class VolumeBound(ClosedForm):
 
     def value(self) -> float:
         from .batch_bound import srpt_completions
-        from .completion import least_span
+        from .completion import ceil_below, least_span
 
         inst = self.inst
         a = inst.arrival.astype(np.int64)
@@ -147,14 +160,14 @@ class VolumeBound(ClosedForm):
         best = float(r.sum())                                   # C_i >= r_i: the trivial bound Σ o_i
         for tau in windows(a, self.max_windows):
             inside = a >= tau
-            V = np.cumsum(np.sort(vol[inside]))
-            by_volume = tau + np.ceil(V / inst.memory - 1e-9)
+            V = np.cumsum(np.sort(vol[inside]))              # integers below 2^52 (volumes): exact
+            by_volume = tau - (-V.astype(np.int64) // int(inst.memory))   # ⌈V / M⌉ in integers
             stretches = np.arange(1, len(V) + 1) + int((~inside).sum())
-            by_gaps = tau + np.ceil(least_span(V, stretches, int(inst.memory)) - 1e-9)
+            by_gaps = tau + ceil_below(least_span(V, stretches, int(inst.memory)))
             by_release = np.sort(r[inside])
             best = max(best, float(np.maximum.reduce([by_volume, by_gaps, by_release]).sum() + r[~inside].sum()))
         # all windows at once: memory-time as a preemptive single machine with release dates
-        by_srpt = np.ceil(np.sort(srpt_completions(a.astype(np.float64), vol / inst.memory)) - 1e-9)
+        by_srpt = ceil_below(np.sort(srpt_completions(a.astype(np.float64), vol / inst.memory)), 1e-9)
         best = max(best, float(np.maximum(by_srpt, np.sort(r)).sum()))
         return best - float(a.sum())
 

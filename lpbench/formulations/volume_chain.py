@@ -60,7 +60,8 @@ from .compiled import compiled
 from .completion import pair_separation
 from .volume import VolumeBound
 
-GRID = 1 << 12          # multipliers are multiples of 1/GRID: every cost is an exact float64
+GRID = 1 << 12          # multipliers are multiples of 1/GRID: every cost is an exact float64 ...
+EXACT = 2.0 ** 50       # ... as long as each of its three parts (``MergedChain.caps``) times GRID stays below this
 PATIENCE = 8            # steps without improvement before the step factor halves (from the best multipliers)
 THETA_MIN = 2.0 ** -9   # stop when the step factor falls below this
 #: or when the best value rose by less than PLATEAU (relative) over the last WINDOW evaluations: the tail of the
@@ -168,6 +169,18 @@ class MergedChain:
         self.X = int(max(self.w.max(initial=0), self.c.max(initial=0))) + 1   # largest sum a block needs, + 1
         self.W = np.arange(self.n, 0, -1, dtype=np.int64)                     # W_l, position l = index + 1
 
+    def caps(self) -> tuple[float, float] | None:
+        """(cap on ν_1 = Σ μ, cap on |λ_j|) that keep every cost of an evaluation an exact float64 multiple of
+        1/GRID: a cost is at most n²·max(X, M + 1) (the W_l·δ terms) + ν_1·(n·φ(M + 1) + Σ vol) (the ν terms)
+        + n·max|λ| (the visits), and each part times GRID stays below EXACT. Capping the multipliers keeps the
+        bound valid (weak duality holds for every λ and every non-increasing ν >= 0). None where the first part
+        alone is too large (n²·M near 2^38 and more): the programme is then not run."""
+        n, M = self.n, self.M
+        if n * n * max(self.X, M + 1) * GRID >= EXACT or M * (M + 1) >= 2 ** 62:   # (φ in int64 too)
+            return None
+        nu_scale = n * M * (M + 1) / 2 + float(self.vol_u.sum() + self.vol_d.sum())
+        return EXACT / GRID / max(nu_scale, 1.0), EXACT / GRID / n
+
     def units(self) -> float:
         """The work of one evaluation in the units of ``SECONDS_PER_UNIT``."""
         return self.m * max(self.nD, 1) ** 2 / 2 * self.m ** 2 + self.n * self.nD * self.X
@@ -238,13 +251,16 @@ class MergedChain:
         """(best bound on Σ_j (C_j − a_j) found before ``deadline``, evaluations). ``target``: an estimate of
         the optimum (a verified schedule's total latency) for the Polyak steps."""
         m, n, M = self.m, self.n, self.M
+        nu_cap, lam_cap = self.caps()
         lam = np.zeros(m)
         mu = np.zeros(n)
         best, best_at, theta, stall, evaluations = -np.inf, (lam, mu), 1.0, 0, 0
         history = []                                                   # the best value after each evaluation
         goal = target + self.offset
         while time.perf_counter() < deadline:
-            lam = np.round(lam * GRID) / GRID
+            lam = np.round(np.clip(lam, -lam_cap, lam_cap) * GRID) / GRID
+            if mu.sum() > nu_cap:                                      # ν_1 = Σ μ within the exact range
+                mu = mu * (nu_cap / mu.sum())
             nu_i = np.floor(np.cumsum(mu[::-1])[::-1] * GRID).astype(np.int64)   # non-increasing, >= 0
             value, visits, delta, vol_p = self.evaluate(lam, nu_i)
             evaluations += 1
@@ -285,6 +301,8 @@ def volume_chain_bound(inst, deadline: float, target: float | None = None) -> tu
     if not large.any():
         return best
     programme = MergedChain(a, s, o, M, large)
+    if programme.caps() is None:
+        return best[0], f"{best[1]} (memory {M} too large for the programme's exact arithmetic)"
     if programme.units() * SECONDS_PER_UNIT * MIN_EVALUATIONS > deadline - time.perf_counter():
         return best
     if target is None:
