@@ -1447,15 +1447,15 @@ def _best_first(caches, layout, before, W0, t0, t_key, ub, deadline, max_states,
 
 def _best_first_parallel(parts_bounds, before, W0, t0, t_key, ub, deadline, max_states, stop_when) -> _Found:
     """:func:`_best_first` as two searches in two threads (hash-distributed A*), ``parts_bounds`` their two
-    :class:`_Bounds` (one instance, caches of their own). Each part owns the states of the waiting sets W that
+    :class:`_Bounds` (one instance, caches of their own). Each part owns the states whose running set (packed ages)
     :func:`owner` gives it: it stores, scores and expands only those, and sends each successor it does not own to
     the other part (:func:`send`), which admits it at the start of its next slice (:func:`_receive`). The start
     state is part 0's.
 
     Exactness and the certificate. Each state has one owner, which keeps its least g and re-opens it when reached
-    more cheaply, as the one search does; dominance is checked against the owner's states only (a twin of (a) has the
-    state's W, so the same owner; a twin of (b) may be the other's and is then not seen, which keeps more states,
-    never fewer). A goal popped by either part is an upper bound: ``ub`` drops to it for both, and each part drops
+    more cheaply, as the one search does; dominance is checked against the states stored where the check runs (a twin
+    of (b) has the state's running set, so the same owner; a twin of (a) may be the other part's, and the sender
+    checks it against its own states before sending; a twin not seen keeps more states, never fewer). A goal popped by either part is an upper bound: ``ub`` drops to it for both, and each part drops
     nodes with f >= ``ub``. So when both parts' heaps hold nothing below ``ub`` and no state is on its way, ``ub``
     is the optimum (every state of an optimal path was admitted, scored and expanded, or pruned below ``ub``). Stopped
     early, some state on an optimal path with its optimal g is in a heap or on its way (the A* invariant), with f <=
