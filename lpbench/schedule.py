@@ -1,8 +1,9 @@
 """Schedules: the common currency of policies and solvers.
 
 A schedule is the ordered list of batches. Batch j has a start time and, for each request it
-touches, the tokens processed (c >= 1) -- or an eviction (the request's KV is dropped in this batch
-and it does no work in it, see :mod:`lpbench.semantics`). Stored columnar (CSR over batches) so
+touches, the tokens processed (c >= 1) -- or an eviction (the request's KV is dropped before the batch
+runs; in the batch model it does no work in that batch, in the slot model it may start again in it, as a
+fresh run, see :mod:`lpbench.semantics`). Stored columnar (CSR over batches) so
 that a 20,000-request trace with millions of token steps stays compact; serialised as JSON::
 
     {"format": "lpbench-schedule-v1", "instance": NAME, "instance_sha256": "sha256:...",

@@ -31,7 +31,13 @@ State of a request (seed 003 §5 notation, notes §3.2)
   makes no batch slower under a cost model whose time does not grow when an entry is removed (every
   shipped form), and leaves each request's last run, an eviction-free run: so an eviction-free schedule
   is at least as good as any restart schedule, and the restart optimum is the eviction-free optimum.
-* in both models an evicted request does no work in the batch that evicts it (c = 0, CSP (1)-(2)).
+* an eviction takes effect before the batch that names it runs. In the batch model the evicted request
+  does no work in that batch (c = 0, CSP (1)-(2); also under ``"eviction": "restart"``). In the slot model
+  it may start again in that same batch, as a fresh run whose first batch processes the whole prompt: seed 004
+  §5.2 sends a cleared request "back to the waiting queue as unprocessed" and leaves open what time a
+  clearing takes; lpbench charges none, so the round that clears it may re-admit it, as the clearing
+  policies of :mod:`lpbench.policies.alpha` do. The restart argument above still holds: the last run is an
+  uninterrupted run of o_i rounds.
 * completion: when O_i tokens are generated; its KV is released after that batch.
 
 KV footprint (counted after each batch, CSP eq. (4) Σ m ≤ M; seed 004 eq. (3))

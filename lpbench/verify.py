@@ -4,13 +4,15 @@ checks every rule of the instance's model, and recomputes all metrics from the r
 
 Rules (the name in brackets is printed with each violation):
 
-* [order] batches start at finite times, each no earlier than the end of the previous one.
+* [order] batches start at finite times, each no earlier than the end of the previous one in the file.
 * [empty] a batch processes at least one token.
-* [duplicate] a request appears at most once in a batch (processed or evicted, not both).
+* [duplicate] a request appears at most once among a batch's processed and once among its evicted
+  requests; in the batch model not in both (an evicted request does no work in the evicting batch), while in
+  the slot model an evicted request may start again in the evicting batch (:mod:`lpbench.semantics`).
 * [arrival] a processed request has arrived: a_i <= batch start.
 * [completed] a completed request is not processed or evicted again.
 * [tokens] a processed request processes 1 <= c <= S - m tokens (its pending tokens).
-* [evict] an evicted request holds KV (batch model only; recompute semantics).
+* [evict] an evicted request holds KV.
 * [token_budget] Σ c <= C; [prefill_budget] Σ c over prefill/refill entries <= P (the weakest form of
   seed 003's CANALLOCATE P-condition; every schedule meeting the paper's rule meets it);
   [max_batch_requests] number of processed requests <= the cap.

@@ -6,7 +6,7 @@ It checks the rules of :func:`lpbench.verify._verify_replay` per batch ([empty],
 [completed], [tokens], [evict], [token_budget], [prefill_budget], [max_batch_requests]) and those of
 several engines (:mod:`lpbench.semantics`, "Several engines"):
 
-* [order] per engine: a batch starts no earlier than the end of the engine's previous batch.
+* [order] per engine: a batch starts no earlier than the end of the engine's previous batch in the file.
 * [engine] a request is processed (or evicted) only on the engine that holds its KV: the engine of its
   first batch, or the destination of its move once the move is done.
 * [move] moves need ``limits.kv_transfer_per_token`` (τ); at most one per request; it starts no earlier
@@ -16,8 +16,11 @@ several engines (:mod:`lpbench.semantics`, "Several engines"):
 * [memory] per engine, after each batch, with a moving request's m_i counted on the destination after
   its batches that end after x and on the source after its batches that start before x + τ·m_i.
 
-Batches are replayed in the order of their start times (stable: the file order breaks ties), so a
-request's batches on two engines are taken in time order. Metrics are computed as for one engine, from
+Each engine's batches are taken in file order, as :func:`lpbench.verify.verify` takes a one-engine schedule's,
+so they must be listed in non-decreasing start order ([order]: a batch listed after a later-starting batch of
+its engine starts before that one ends); the file may interleave the engines in any order. The replay merges
+the engines by start time (stable: the file order breaks ties), so a request's batches on two engines are
+taken in time order. Metrics are computed as for one engine, from
 the replay: the TBT gap across a move includes the transfer; busy time sums all engines; peak memory is
 the largest of any engine.
 """
@@ -122,7 +125,15 @@ def replay_engines(inst: Instance, sched: Schedule):
         move_to[mv.req] = mv.to
         move_x[mv.req] = mv.start
 
-    order = np.argsort(sched.start, kind="stable")
+    # each engine's batches in file order (as the one-engine verifier takes them), engines interleaved by start:
+    # the key is the running maximum of the start over the engine's batches so far, which is the start itself
+    # when the engine's batches are listed in start order, and otherwise keeps a batch listed after a later one
+    # after it, so that [order] rejects it as the one-engine replay does
+    key = np.array(sched.start, dtype=np.float64)
+    for e in np.unique(engine):
+        sel = np.flatnonzero(engine == e)
+        key[sel] = np.fmax.accumulate(key[sel])
+    order = np.argsort(key, kind="stable")
     # m_i of each move: the tokens the request processed on the engine of its first batch (its source)
     lens = np.diff(sched.ptr)
     bi = np.repeat(np.arange(nb), lens)

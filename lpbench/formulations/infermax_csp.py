@@ -35,15 +35,36 @@ the GQA factor (1 + φ[n > 1])). Coefficients are scaled to integers exactly whe
 (see *Integer scaling*), so the CP-SAT objective divided by the scale is the cost model's value,
 which the verifier recomputes.
 
-**Integer scaling.** Coefficients are scaled exactly by the smallest 10^k making them integers, and
-time is counted from t0 = min a_i (arrivals are floored to the unit, which only relaxes them). Before
-solving, CP-SAT's validator is asked; where a sum overflows 64 bits (CP-SAT would answer MODEL_INVALID) the scale loses decimal digits until it
-fits, each coefficient k is rounded to k̃ with |k̃ − k| <= ρ k, so every batch time of the rounded model
-is within (1 ± ρ) of the true one, and the reported bound is t0 + (bound − t0)/(1 + ρ) (valid: the
-rounded optimum is at most (1 + ρ) times the true one). The schedule is still re-timed and verified
-with the exact cost model; ρ is stated in the solve message, and above ``max_rounding`` the model is
-refused. A model estimated above ``max_variables`` (19 per request and batch) is refused before it is
-built (status ``refused``, with the suggestion to use ``batch-bound``).
+**Integer scaling.** Time is counted from t0 = min a_i in units u = 10^-3 s / (10^k · den(φ) · 10^t):
+10^k is the smallest power of ten making every coefficient (ms) an integer, and 10^t the smallest making
+every arrival offset a_i − t0 an integer number of units (:func:`arrival_scale`). Both are found with exact
+decimal arithmetic on the numbers as the instance writes them (the shortest repr of each float, as a
+``fractions.Fraction``): float division is not exact, (0.015 − 0.008)/0.001 = 6.999..., and an arrival
+floored to a coarser unit let a request start before it arrives inside the model (its schedule, re-timed
+with the true arrivals, then ended later than the solver's objective). So every batch time and every
+arrival is an integer number of units, and the model is *exact*: a schedule's ASAP times in the model are its
+true times, the CP-SAT optimum is the true optimum and t0 + u · objective is the verified makespan.
+
+Before solving, CP-SAT's validator is asked; where a sum overflows 64 bits (CP-SAT would answer
+MODEL_INVALID) the unit is coarsened, the arrivals' digits first (10^t is also capped beforehand so that
+every time value fits 2^61):
+
+* 10^t reduced: each arrival offset is floored to the unit (exactly, on the Fraction). The model is then a
+  *relaxation*: re-timed as early as possible under the floored arrivals, any schedule -- the optimal one
+  included -- ends no later, so CP-SAT's bound stays a valid bound. But a solution's batches, re-timed with
+  the true arrivals, can end up to one unit later than the model says, so the solution is reported at its
+  verified makespan, and as ``optimal`` only where that is within the profile's rel_gap of the bound (else
+  ``feasible``); the solve message says the arrivals were rounded.
+* 10^t = 1 and still too large: the coefficient scale loses decimal digits until it fits; each coefficient
+  k is rounded to k̃ with |k̃ − k| <= ρ k, so every batch time of the rounded model is within (1 ± ρ) of the
+  true one, and the reported bound is t0 + (bound − t0)/(1 + ρ) (valid: the rounded optimum is at most
+  (1 + ρ) times the true one, measured from t0, floored arrivals included: an ASAP start max(previous end,
+  arrivals) grows by at most the factor when the ends do and the arrivals do not grow). The schedule is
+  still re-timed and verified with the exact cost model; ρ is stated in the solve message, and above
+  ``max_rounding`` the model is refused.
+
+A model estimated above ``max_variables`` (19 per request and batch) is refused before it is built
+(status ``refused``, with the suggestion to use ``batch-bound``).
 
 **Horizon J** (valid; seed 003 §5 fixes J and leaves its choice open, notes seed-003 §3.9.4, whose
 "UB / b_min" bound needs a positive bias b_min per batch -- the shipped splitwise profiles have
@@ -221,6 +242,29 @@ def integer_scale(values, max_power: int = 15) -> int:
             return 10**k
     raise InputError("cost_model: the infermax-csp needs coefficients with at most "
                      f"{max_power} decimals to scale them exactly to integers")
+
+
+def exact_decimal(x) -> Fraction:
+    """The number a float stands for, as the instance writes it: its shortest repr, exactly."""
+    return Fraction(repr(float(x)))
+
+
+def arrival_scale(inst, units_per_ms: int, span_ms: float = 0.0, limit: int = 2**61) -> tuple[int, bool]:
+    """(10^t, exact): the smallest power of ten such that every arrival offset a_i − min a is an integer
+    number of units of 10^-3 / (units_per_ms · 10^t) s, computed on the arrivals' decimals with Fractions.
+    Capped so that the largest offset and ``span_ms`` (the longest time the model holds, in ms) stay within
+    ``limit`` units: ``exact`` is False where the cap bites, and the offsets are then floored to the unit
+    (see *Integer scaling*)."""
+    arr = [exact_decimal(a) for a in inst.arrival.tolist()]
+    t0 = min(arr, default=Fraction(0))
+    offsets = [(a - t0) * 1000 * units_per_ms for a in arr]   # in units of 10^-3 / units_per_ms s
+    top = max([*offsets, Fraction(span_ms) * units_per_ms, Fraction(1)])
+    scale = 1
+    while any((x * scale).denominator != 1 for x in offsets):
+        if top * scale * 10 > limit:
+            return scale, False
+        scale *= 10
+    return scale, True
 
 
 def model_magnitude(proto) -> int:
@@ -544,11 +588,12 @@ class InferMaxCSP(InferMaxBatchModel):
         return float(self.inst.arrival.min()) + cm.layers * 1e-3 * batch_count_bound(self.inst, vars(cm))
 
     def build(self, root: bool = True):
-        """Build with the exact integer scale when every linear expression fits 2^62; otherwise drop
-        decimal digits of the scale until it fits (see ``scaling`` in the module docstring). With
+        """Build with the exact integer time unit (every coefficient and every arrival offset an integer)
+        when every linear expression fits 2^62; otherwise drop decimal digits of the unit, the arrivals'
+        first, until it fits (see *Integer scaling* in the module docstring). With
         ``root`` (and the cuts), an incumbent whose makespan is the (V12)-(V15) bound is optimal already:
         the model is then not built (*root proof*; :meth:`solve` returns the incumbent)."""
-        self.refusal, self.rounding = None, 0.0
+        self.refusal, self.rounding, self.arrivals_exact = None, 0.0, True
         self.root_proof = (root and self.cuts and self.incumbent_objective is not None
                            and self.root_bound() >= self.incumbent_objective * (1 - self.root_rtol))
         if self.root_proof:
@@ -566,6 +611,13 @@ class InferMaxCSP(InferMaxBatchModel):
             scale = integer_scale([getattr(cm, k) for k in COEFS])
         except InputError:  # more than 15 decimals: start rounded
             scale = 10**15
+        den = Fraction(str(cm.phi)).denominator
+        # every time value within 2^61 units: the arrivals and the time domains (the incumbent's span; 2^50
+        # units without an incumbent, see _build)
+        inc = self.incumbent_objective
+        span_ms = 1e3 * (inc - float(self.inst.arrival.min())) * (1 + self.max_rounding) + 1 if inc is not None else 0
+        tscale, self.arrivals_exact = arrival_scale(self.inst, scale * den, span_ms,
+                                                    2**61 if inc is not None else 2**50)
         worst = None
         while True:
             scaled = [getattr(cm, k) * scale for k in COEFS]
@@ -577,13 +629,17 @@ class InferMaxCSP(InferMaxBatchModel):
                                 f"coefficient by more than {self.max_rounding:g}; use --formulation batch-bound, or "
                                 "an instance with a shorter time span")
                 return self
-            self._build(scale)
+            self._build(scale, tscale)
             if not self.cp.Validate():   # CP-SAT's own check, empty when the model is valid
                 return self
             worst = model_magnitude(self.cp.Proto())
-            scale //= 10 ** max(1, math.ceil(math.log10(max(worst, 2) / 2**61)))
+            cut = 10 ** max(1, math.ceil(math.log10(max(worst, 2) / 2**61)))
+            if tscale > 1:               # the arrivals' digits first (floored: a relaxation, see the docstring)
+                tscale, self.arrivals_exact = max(1, tscale // cut), False
+            else:
+                scale //= cut
 
-    def _build(self, coef_scale: int):
+    def _build(self, coef_scale: int, time_scale: int = 1):
         inst = self.inst
         cm = inst.cost_model
         n, J = inst.n, self.horizon()
@@ -591,14 +647,18 @@ class InferMaxCSP(InferMaxBatchModel):
         U = I + O
         lim = inst.limits
         phi = Fraction(str(cm.phi))
-        k = {name: int(round(getattr(cm, name) * coef_scale)) for name in COEFS}
+        k = {name: int(round(getattr(cm, name) * coef_scale)) * time_scale for name in COEFS}
         den = phi.denominator
         phi_num = phi.numerator
         layers = int(cm.layers)
-        # one objective unit = 1e-3 / (coef_scale * den) seconds; time counted from t0 = min a_i
-        self.unit = 1e-3 / (coef_scale * den)
+        # one objective unit = 1e-3 / (coef_scale * den * time_scale) seconds; time counted from t0 = min a_i.
+        # Arrival offsets in units, exactly (Fractions of the decimals): integers where time_scale is
+        # arrival_scale's, else floored (a relaxation; solve() re-times the solution, module docstring)
+        per_s = 1000 * coef_scale * den * time_scale
+        self.unit = 1 / per_s
         self.t0 = float(inst.arrival.min())
-        arrivals = [int(math.floor((a - self.t0) / self.unit)) for a in inst.arrival]
+        t0 = exact_decimal(self.t0)
+        arrivals = [math.floor((exact_decimal(a) - t0) * per_s) for a in inst.arrival.tolist()]
 
         m = cp_model.CpModel()
         NV = m.NewIntVar
@@ -956,6 +1016,18 @@ class InferMaxCSP(InferMaxBatchModel):
             res.bound = t0 + (res.bound - t0) / (1 + self.rounding)
             res.message = (res.message + "; " if res.message else "") + \
                 f"coefficients rounded by at most {self.rounding:.2g} (relative) to fit 64-bit sums; bound divided by 1 + that"
+        if not self.arrivals_exact:
+            # floored arrivals: a relaxation; its bound stands, its solution is re-timed with the true arrivals
+            # and counts as optimal only within the profile's gap of the bound (module docstring)
+            ver = verify(self.inst, self.extract(res.x)) if res.x is not None else None
+            if ver is not None and ver.feasible:
+                res.objective = float(ver.metrics["makespan"])
+                if (res.status == "optimal" and res.bound is not None
+                        and res.objective - res.bound > profile.rel_gap * max(abs(res.objective), 1e-12)):
+                    res.status = "feasible"
+            res.message = (res.message + "; " if res.message else "") + \
+                (f"arrivals floored to the time unit {unit:.3g} s to fit 64-bit sums (a relaxation: the bound is "
+                 "valid, the schedule is re-timed with the true arrivals)")
         if self.cuts and res.status != "optimal":  # CP-SAT stopped below the closed-form (V12): report (V12)
             v12 = self.root_bound()
             if res.bound is None or v12 > res.bound:

@@ -8,7 +8,8 @@ separate engines, the request's KV moved from one to the other. It drives severa
 * Prefill engine (Alg. 5, prefill node): FCFS. A batch is the head request's next prefill chunk, alone
   in it (line 8, PI(r_q, 1, l^p_q)), cut at the token budget C and the prefill budget P where the instance
   sets them ("chunked prefill-iteration may be done too"). ``--param pack=1`` instead fills a batch with
-  FCFS chunks up to the budget, the last one cut (DistServe's own batching of prefills). A request starts
+  FCFS chunks up to the budget, the last one cut, and with at most ``limits.max_batch_requests`` requests
+  (DistServe's own batching of prefills). A request starts
   when its prompt's KV (I) fits next to the prompts the engine holds: those in prefill and those waiting
   for, or in, their transfer.
 * First token (lpbench's one semantics): the batch that processes the last prompt token generates the
@@ -84,6 +85,8 @@ class DistServe(Policy, EngineGroup):
         self.chunk = min(budgets) if budgets else None
         caps = [b for b in (lim.token_budget, lim.max_batch_requests) if b is not None]
         self.cap = min(caps) if caps else inst.n
+        # a packed prefill batch holds at most max_batch_requests requests (its token budgets cap it too)
+        self.prefill_cap = lim.max_batch_requests if lim.max_batch_requests is not None else inst.n
         self.prompt = inst.prompt
         self.peak = (inst.prompt + inst.output - 1).astype(np.int64)
         self.waiting = [deque() for _ in range(K)]  # prefill engine: arrived, not started (FCFS)
@@ -110,7 +113,7 @@ class DistServe(Policy, EngineGroup):
         left = self.chunk if self.chunk is not None else np.inf
         req, tok = [], []
         k = 0
-        while left > 0:
+        while left > 0 and k < self.prefill_cap:
             if k == len(started):
                 if not (waiting and (self.pack or not started) and
                         self.held[e] + self.prompt[waiting[0]] <= self.inst.memory):
