@@ -105,3 +105,18 @@ def test_repeated_rounds_build_the_round_by_round_schedule(policy):
                 except PolicyDiverged:
                     pass
     assert sum(promised) > 100 and verdicts == {True, False}, (sum(promised), verdicts)
+
+
+@pytest.mark.parametrize("policy", ["alpha-protection", "alpha-beta-clearing"])
+def test_a_request_above_the_admission_limit_is_refused_and_solve_skips_the_policy(policy):
+    """s + 1 = 4 > (1 − α)·4 (α = 0.25, 0.2): never admitted, so the run stalled and solve died (PolicyError, exit 3);
+    now the policy refuses the instance and solve reports it skipped, with the optimum (6) proven."""
+    from lpbench.errors import InputError
+
+    inst = parse_instance({"memory": 4, "requests": {"arrival": [1, 0], "prompt": [3, 1], "output": [1, 3]}})
+    with pytest.raises(InputError, match="never admits request 0"):
+        simulate(inst, make_policy(policy, inst))
+    rep = solve_instance(inst, "latency-ip", "highs", 20, None, 0)
+    assert rep["status"] == "optimal" and rep["objective"] == 6
+    assert rep["skipped_policies"][policy].startswith(f"policy '{policy}' (alpha=")
+    assert "never admits request 0: its initial memory s + 1 = 4" in rep["skipped_policies"][policy]

@@ -19,7 +19,8 @@ The paper leaves the overflow mechanics open; lpbench decides (documented, teste
   position (by arrival, then file order) and can be re-admitted in the same round, as a fresh start
   (footprint s_i + 1). Latency counts from the original a_i.
 * **Termination.** A policy that clears the same request more than ``max_clears`` times (small α can
-  loop forever, as the paper notes) stops with PolicyDiverged, reported as such.
+  loop forever, as the paper notes) stops with PolicyDiverged, reported as such. An instance with a request
+  whose s_i + 1 exceeds (1 − α)M is refused up front (InputError): it could never be admitted.
 """
 from __future__ import annotations
 
@@ -58,6 +59,12 @@ class AlphaProtection(Policy):
         self.running: list[int] = []
         self.clears = np.zeros(inst.n, dtype=np.int64)
         self.admit_limit = (1 - self.alpha) * inst.memory   # admission: memory after the round <= (1 − α)M
+        never = np.flatnonzero(inst.prompt + 1 > self.admit_limit)  # not even alone: the run would stall
+        if len(never):
+            i = int(never[0])
+            raise InputError(f"policy {self.name!r} (alpha={self.alpha:g}) never admits request {inst.ids[i]}: its "
+                             f"initial memory s + 1 = {int(inst.prompt[i]) + 1} exceeds (1 - alpha) M = "
+                             f"{self.admit_limit:g}; give a smaller --param alpha")
 
     def on_arrivals(self, idx) -> None:
         for i in idx.tolist():
