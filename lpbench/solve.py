@@ -54,6 +54,13 @@ class PolicyRun:
     schedule: object
 
 
+def integral_bound(bound: float) -> float:
+    """A bound on an objective that is an integer for every feasible schedule, rounded up to an integer. A
+    solver's bound carries a float error relative to its size, so the tolerance is relative too (an absolute
+    1e-6 let a bound of 10^6 + 0.001 become 10^6 + 1)."""
+    return float(np.ceil(bound - TOL * max(1.0, abs(bound))))
+
+
 def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None,
                  skipped: dict | None = None, keep_on_interrupt: bool = False, strict: bool = True) -> list[PolicyRun]:
     """Simulate and verify each policy; those that cannot serve the instance or do not finish are
@@ -436,7 +443,7 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
         if bb is not None and (bound is None or bb > bound):
             bound, bound_source = bb, "batch-bound"
     if bound is not None and cls.integral_objective:
-        bound = float(np.ceil(bound - 1e-6))  # every feasible objective is an integer
+        bound = integral_bound(bound)
     upper_candidates = [r.objective for r in runs] + ([best.objective] if best else []) + ([objective] if verified else [])
     ub = min(upper_candidates) if upper_candidates else None
     proven = cls.exact and res.status == "optimal" and verified

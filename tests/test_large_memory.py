@@ -74,3 +74,11 @@ def test_volumes_beyond_exact_float_sums_and_outputs_beyond_any_schedule_are_ref
     assert code == 2 and err.strip().splitlines()[-1].startswith("lpbench: requests: the volume bounds need"), err
     code, out, err = run(capsys, "simulate", str(path), "--policy", "mc-sf")
     assert code == 2 and "requests[0].output: 1,099,511,627,000 tokens need as many batches" in err, err
+
+
+def test_an_integral_bound_rounds_up_only_beyond_its_relative_float_error():
+    from lpbench.solve import integral_bound
+
+    assert integral_bound(7.5) == 8 and integral_bound(8.0000000001) == 8 and integral_bound(0.0) == 0
+    assert integral_bound(1e6 + 0.001) == 1e6          # 10^-9 relative: a solver's float error, not a unit more
+    assert integral_bound(1e6 + 2) == 1e6 + 2
