@@ -55,10 +55,11 @@ class PolicyRun:
 
 
 def integral_bound(bound: float) -> float:
-    """A bound on an objective that is an integer for every feasible schedule, rounded up to an integer. A
-    solver's bound carries a float error relative to its size, so the tolerance is relative too (an absolute
-    1e-6 let a bound of 10^6 + 0.001 become 10^6 + 1)."""
-    return float(np.ceil(bound - TOL * max(1.0, abs(bound))))
+    """A bound on an objective that is an integer for every feasible schedule, as an integer: the integer it lies
+    within a relative TOL of (a solver's bound carries a float error relative to its size; the absolute 1e-6
+    used before turned a bound of 10^6 + 0.001 into 10^6 + 1), else its ceiling."""
+    near = round(bound)
+    return float(near if abs(bound - near) <= TOL * max(1.0, abs(bound)) else np.ceil(bound))
 
 
 def run_policies(inst: Instance, names: list[str] | None, metric: str, seed: int = 0, log=None,
