@@ -445,6 +445,13 @@ def solve_instance(inst: Instance, formulation: str | None = None, solver: str |
             bound, bound_source = bb, "batch-bound"
     if bound is not None and cls.integral_objective:
         bound = integral_bound(bound)
+    if (cls.exact and res.status == "optimal" and objective is not None and bound is not None
+            and bound < objective - TOL * max(1.0, abs(objective))):
+        # the solver stopped at its relative gap tolerance (the profile's rel_gap), which it also calls optimal:
+        # not a proof, so neither the status nor the ratios say proven
+        note = (f"the solver stopped within its gap tolerance (rel_gap {profile.rel_gap:g}), not at a proof: "
+                f"gap {(objective - bound) / max(abs(objective), 1e-12):.3g}")
+        res = replace(res, status="feasible", message=f"{res.message}; {note}" if res.message else note)
     upper_candidates = [r.objective for r in runs] + ([best.objective] if best else []) + ([objective] if verified else [])
     ub = min(upper_candidates) if upper_candidates else None
     proven = cls.exact and res.status == "optimal" and verified
