@@ -358,3 +358,19 @@ I = [1]
     header = render(table, "md").splitlines()[0]
     assert [c.strip() for c in header.strip("|").split("|")] == list(table.columns)
     assert "\\begin{tabular}" in render(table, "latex")
+
+
+def test_ratio_table_counts_only_collapsed_intervals_as_proven_and_leaves_a_missing_bound_open():
+    """A relaxation solved to its own optimum has status optimal but an open interval: not a proof (it was
+    counted as one). An unproven row with no bound leaves the certified interval open above (it was dropped)."""
+    import pandas as pd
+
+    from lpbench.report.tables import ratio_table
+
+    rows = [  # (status, ratio_lower, ratio_upper)
+        ("optimal", 1.05, 1.05), ("optimal", 1.02, 1.20), ("time_limit", 1.10, None), ("time_limit", 1.01, 1.30)]
+    frame = pd.DataFrame([{"kind": "policy", "method": "mc-sf", "formulation": "f", "solver": "s", "status": st,
+                           "ratio_lower": lo, "ratio_upper": hi} for st, lo, hi in rows])
+    row = ratio_table(frame).set_index("policy").loc["mc-sf"]
+    assert row["proven"] == 1 and row["best"] == row["worst"] == 1.05
+    assert row["certified interval (unproven)"] == "[1.01, inf)"
