@@ -251,12 +251,12 @@ def cmd_solve(args) -> int:
               + ("  (the relaxation's optimum: a lower bound on the optimum)" if relaxation else ""))
         print(f"  bound                  {_fmt(rep['bound'])}"
               + (f" ({rep['bound_source']})" if rep["bound_source"] not in (None, rep["backend"]) else ""))
-        print(f"  gap                    {_fmt(rep['gap'])}" + ("  (of the relaxation's own solve)" if relaxation else ""))
+        print(f"  gap                    {_fmt(rep['gap'])}" + ("  (best known - bound) / best known" if relaxation
+                                                                       and rep["gap"] is not None else ""))
         best, lower = rep.get("best_known"), rep["bound"]
         if relaxation and best is not None and lower is not None:
-            apart = f", {100 * (best - lower) / best:.1f} % apart" if best > 0 else ""
             print(f"  best known             {_fmt(best)}  (the best verified schedule); the optimum is in "
-                  f"[{_fmt(lower)}, {_fmt(best)}]{apart}")
+                  f"[{_fmt(lower)}, {_fmt(best)}]")
         if rep["variables"] is None:                    # proven before the model was built
             print("  the exact model was not built")
         else:
