@@ -374,3 +374,27 @@ def test_ratio_table_counts_only_collapsed_intervals_as_proven_and_leaves_a_miss
     row = ratio_table(frame).set_index("policy").loc["mc-sf"]
     assert row["proven"] == 1 and row["best"] == row["worst"] == 1.05
     assert row["certified interval (unproven)"] == "[1.01, inf)"
+
+
+def test_csp51_table_takes_the_policies_makespan_when_a_suite_also_runs_a_total_latency_model():
+    """A suite that runs batch-bound beside the CSP has each policy twice, once in total latency; the table took
+    the first row and divided a total latency by the CSP's makespan (found by an audit of the reports)."""
+    import pandas as pd
+
+    from lpbench.report.tables import csp51_table
+
+    def row(kind, method, formulation, metric, objective, **extra):
+        return {"kind": kind, "method": method, "formulation": formulation, "solver": "cpsat", "instance": "csp51-I1",
+                "instance_hash": "h", "repetition": 0, "objective_metric": metric, "objective": objective,
+                "status": "optimal", "bound": None, "evictions": None, "solve_seconds": 1.0, **extra}
+
+    frame = pd.DataFrame([
+        row("formulation", "batch-bound", "batch-bound", "total_latency", 4.0),
+        row("policy", "vllm-ef", "batch-bound", "total_latency", 5.0),
+        row("policy", "vllm", "batch-bound", "total_latency", 4.5),
+        row("formulation", "infermax-csp", "infermax-csp", "makespan", 0.100, bound=0.100, evictions=0),
+        row("policy", "vllm-ef", "infermax-csp", "makespan", 0.120),
+        row("policy", "vllm", "infermax-csp", "makespan", 0.110)])
+    (r,) = csp51_table(frame).to_dict("records")
+    assert r["best EF ms"] == pytest.approx(120) and r["EF/CSP"] == pytest.approx(1.2)
+    assert r["best evict ms"] == pytest.approx(110) and r["evict/CSP"] == pytest.approx(1.1)
