@@ -93,6 +93,11 @@ def test_csp_arrivals_beyond_64_bits_are_floored_as_a_relaxation():
     assert res.objective == makespan and res.bound <= makespan * (1 + 1e-12)
     rep = solve_instance(inst, "infermax-csp", "cpsat", time_limit=20)
     assert rep["objective"] == pytest.approx(0.302, rel=1e-9) and rep["bound"] <= rep["objective"] * (1 + 1e-12)
+    # optimal only where the re-timed schedule meets the bound; else feasible, the bound at least (V12)'s
+    if rep["bound"] < rep["objective"] * (1 - 1e-9):
+        assert rep["status"] == "feasible" and rep["bound"] >= form.root_bound() * (1 - 1e-12)
+    else:
+        assert rep["status"] == "optimal"
 
 
 def test_distserve_packed_prefill_keeps_max_batch_requests():
