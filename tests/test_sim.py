@@ -72,7 +72,7 @@ def test_vllm_refuses_prompts_above_its_budget():
     assert verify(inst, simulate(inst, make_policy("sarathi", inst)).schedule).feasible
 
 
-@pytest.mark.parametrize("name", ["vllm", "vllm-vanilla", "vllm-hy", "vllm-ef", "fastertransformer", "fcfs"])
+@pytest.mark.parametrize("name", ["vllm", "vllm-vanilla", "vllm-hy", "fastertransformer", "fcfs"])  # -ef: never evicts
 def test_a_refill_over_budget_is_refused_only_where_an_eviction_can_happen(name):
     """With every peak in memory at once nothing is evicted, so only the prompt must fit the budget: such a run
     verifies without evictions; with less memory the same requests are refused (a refill could not fit)."""

@@ -76,13 +76,14 @@ def batch_budgets(limits) -> tuple[float, float, float]:
     return C, min(limits.prefill_budget or float("inf"), C), limits.max_batch_requests or float("inf")
 
 
-def refuse_refill_over_budget(name: str, inst, P: float, remedy: str) -> None:
+def refuse_refill_over_budget(name: str, inst, P: float, remedy: str, evicts: bool = True) -> None:
     """Exit 2 where a policy without chunked prefill cannot ever run a request: a refill after an eviction
     recomputes its prompt and generated tokens in one batch, up to I + O − 1, and that must fit the budget P
     (on a restart instance a refill is the prompt I again). Where every request's peak fits in memory at once
-    (Σ (I + O − 1) <= M), memory never runs short, nothing is evicted, and only the prompt must fit."""
+    (Σ (I + O − 1) <= M), memory never runs short, nothing is evicted, and only the prompt must fit; so too
+    for a policy that never evicts (``evicts`` False: the eviction-free variants reserve the peak up front)."""
     peaks = inst.prompt + inst.output - 1
-    no_refill = inst.restarts or int(peaks.sum()) <= inst.memory
+    no_refill = not evicts or inst.restarts or int(peaks.sum()) <= inst.memory
     worst, what = (inst.prompt, "its prompt") if no_refill else (peaks, "prompt + output - 1, a refill after an "
                                                                          "eviction")
     if inst.n and worst.max() > P:

@@ -19,7 +19,11 @@ Conventions and decisions (paper first; where the public artifact differs it is 
   nothing later (Table 1 caption, §4.4). Reservations bound the physical KV, so every schedule verifies.
 * C (instance ``token_budget``) bounds Σ c; P bounds prefill chunks Sarathi-style: a prefill cand gets
   at most P − Σ_{B} c (Alg. 1 ③, as the artifact). Decodes are not limited by P. Chunked prefill:
-  c = min(pending, P − tok); without it the whole pending prompt must fit.
+  c = min(pending, P − tok); without it the whole pending prompt must fit. Two differences from the
+  artifact, both following ③'s text: decodes are limited by C too (the artifact's Sarathi and §6 give
+  every running decode its token whatever the budget), and the Rank schedulers' P = 512 limits prefill
+  only (the artifact's Rank spends one 512-token budget on all tokens, decodes included, which differs
+  with more than 512 running requests).
 * Eviction (④) happens only when M is short, only for running candidates in vLLM/Sarathi groups
   ("skip" for R_w, §2.3-2.4), and for any candidate in the Rank schedulers (a higher-ranked waiting
   request may evict). The victim is the lowest-priority running request not yet in the batch:
@@ -27,7 +31,14 @@ Conventions and decisions (paper first; where the public artifact differs it is 
   the artifact evicts the last-admitted instead -- the paper says lower priority). Only a request of
   lower priority than cand is evicted; if none remains, cand self-evicts (running) or is skipped
   (waiting).
-  Evicted requests go to the front of R_w (recompute: generated tokens are appended to the prompt).
+  Evicted requests go to the front of R_w (recompute: generated tokens are appended to the prompt; the
+  artifact's rule, where §3.1 says "appended to R_w"). The groups are formed when the batch starts (line 8
+  runs GROUPREQUESTS before the loop), so a request evicted in a batch is not a candidate of that batch's
+  R_w group and does not block its head: a later request may take the memory it freed. From the next batch
+  on it is R_w's head. The artifact scans R_w live, so there the evicted request heads R_w at once and,
+  not fitting, stops the group: an audit's reference implementation (not shipped) measured fewer evictions
+  under that rule on contended 7B workloads (466 against 423, 97 against 76) and a last batch up to 5 %
+  earlier, so results under heavy contention depend on this choice.
 * Allocation failing for C, P or the batch-size cap never evicts; the head-of-line rule of the
   artifact stops a waiting group at the first request that does not fit (vLLM, Sarathi, §6); the
   Rank schedulers skip it and probe the next (artifact ``continue``).
@@ -127,8 +138,9 @@ class UnifiedScheduler(Policy):
         # the batch's members as a set, for ④ and to skip a member offered twice; the Rank merge offers each
         # request once, and its victim search needs no set (see victim)
         self.track_in_batch = self.priority != "rank"
-        if not self.chunked:
-            refuse_refill_over_budget(self.name, inst, self.P, "raise limits.token_budget or use a chunked policy")
+        if not self.chunked:  # an eviction-free variant never evicts, so it never refills
+            refuse_refill_over_budget(self.name, inst, self.P, "raise limits.token_budget or use a chunked policy",
+                                      evicts=not self.eviction_free)
         self.waiting: deque[int] = deque()
         self.wait_rank: list[int] = []  # Rank schedulers: the ranks of R_w, sorted (ranks are distinct) ...
         self.wait_ids: list[int] = []   # ... and the requests, in the same order
@@ -161,7 +173,9 @@ class UnifiedScheduler(Policy):
         if self.priority == "rank":
             r = int(self.rank[i])
             self.edit_waiting(r, i)
-            self.wait_need[r] = self.inst.prompt[i] + self.inst.output[i] - 1 if self.eviction_free else self.st.S[i]
+            # S after the eviction, which the engine applies when the batch ends: a restart resets it to I
+            self.wait_need[r] = (self.inst.prompt[i] + self.inst.output[i] - 1 if self.eviction_free
+                                 else self.inst.prompt[i] if self.inst.restarts else self.st.S[i])
         else:
             self.waiting.appendleft(i)
 
@@ -690,8 +704,9 @@ for _name, (_prio, _hy, _cp, _P) in TABLE_1.items():
     _register(_name + "-ef", _desc + "; eviction-free (reserves I+O-1)", priority=_prio, hybrid=_hy,
               chunked=_cp, default_P=_P, eviction_free=True)
 for _name, _key in (("rank-i", "I"), ("rank-o", "O"), ("rank-org", "id")):
-    _register(_name, f"seed 003 §4.6: one ranked group by {'arrival' if _key == 'id' else _key}, hybrid, "
-              "chunked, P=512, may evict lower ranks", priority="rank", rank_key=_key, default_P=512)
+    _register(_name, f"seed 003 §4.6: one ranked group by {'arrival' if _key == 'id' else _key}, may evict lower "
+              "ranks; hybrid, chunked, P=512 (the artifact's defaults: §4.6 states none)", priority="rank",
+              rank_key=_key, default_P=512)
 _register("infermax-sort-hist", "seed 003 §6: Sarathi groups, decodes longest-first (evict shortest), "
           "log2-prompt histogram admission gate, P=C", priority="decode", sort_decodes_by_m=True,
           histogram_gate=True, default_P=0)
