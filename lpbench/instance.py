@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,9 @@ from .semantics import BATCH, MODELS, SLOT, peak_footprint
 
 #: integers above this are rejected (they cannot be token counts or times of a real instance)
 MAX_INT = 2**40
+#: the latest arrival (seconds, or rounds of the slot model), about 3 years: beyond it the float clock's resolution
+#: approaches the batch times (lpbench.verify's [clock] rule)
+MAX_ARRIVAL = 1e8
 TOP_KEYS = ("name", "memory", "requests", "model", "cost_model", "limits", "eviction", "types", "meta")
 #: what an eviction does (:mod:`lpbench.semantics`): the batch model recomputes by default; "restart" loses all
 #: progress (seed 001 §1.4), as every eviction of the slot model does
@@ -205,6 +209,13 @@ def _number_problem(v, minimum: float = 0.0, integer: bool = False, positive: bo
     return None
 
 
+def _arrival_too_late(a) -> str | None:
+    if a > MAX_ARRIVAL:
+        return (f"must be at most {MAX_ARRIVAL:g} (about 3 years in seconds; later, the float clock cannot resolve "
+                f"batch times: shift the arrivals towards 0), got {_show(a)}")
+    return None
+
+
 class _Collector:
     def __init__(self):
         self.problems: list[str] = []
@@ -358,7 +369,8 @@ def parse_instance(data: Any, name: str | None = None) -> Instance:
 
     n = len(cols["arrival"])
     for i in range(n):
-        col.add(path(i, "arrival"), _number_problem(cols["arrival"][i], 0, integer=(model == SLOT)))
+        col.add(path(i, "arrival"), _number_problem(cols["arrival"][i], 0, integer=(model == SLOT))
+                or _arrival_too_late(cols["arrival"][i]))
         col.add(path(i, "prompt"), _int_problem(cols["prompt"][i], 1))
         col.add(path(i, "output"), _int_problem(cols["output"][i], 1))
         for k in ("tbt_slo", "ttft_slo"):
@@ -460,6 +472,42 @@ def _reject_constant(token: str):
     raise ValueError(f"{token} is not a JSON number")
 
 
+def _unique_keys(pairs: list) -> dict:
+    """An object's members, refusing a repeated name (JSON parsers differ on which one wins)."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} appears twice in one object")
+        out[k] = v
+    return out
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _lone_surrogate(v, path: str = "") -> str | None:
+    """The path of a string (a value or a key) holding a lone UTF-16 surrogate (from an escape such as \\ud800),
+    which no output can encode; None if there is none."""
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "(top level)"
+        return None
+    items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+    for k, x in items:
+        if isinstance(k, str):  # printable even where the key itself is the culprit
+            name = k.encode("utf-8", "backslashreplace").decode("utf-8")
+            where = f"{path}.{name}" if path else name
+        else:
+            where = f"{path}[{k}]"
+        found = _lone_surrogate(k, where) if isinstance(k, str) else None
+        found = found or _lone_surrogate(x, where)
+        if found:
+            return found
+    return None
+
+
 def read_json(path: str | Path, what: str = "file") -> Any:
     """Read a JSON file; every failure becomes an InputError naming the file."""
     p = Path(path)
@@ -474,11 +522,17 @@ def read_json(path: str | Path, what: str = "file") -> Any:
     except ValueError as e:  # e.g. an embedded NUL byte in the path
         raise InputError(f"not a usable path: {e}", source=repr(str(path))) from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=str(path)) from None
     except (ValueError, RecursionError) as e:
         raise InputError(f"invalid JSON: {e}", source=str(path)) from None
+    if _SURROGATE_ESCAPE.search(text):  # a \\uD800-\\uDFFF escape: a pair is fine, a lone one is not text
+        where = _lone_surrogate(data)
+        if where is not None:
+            raise InputError(f"{where}: must be valid Unicode text, got a lone surrogate escape (\\ud800-\\udfff "
+                             "not in a pair)", source=str(path))
+    return data
 
 
 def require_requests(inst: Instance, what: str, source: str | None = None, instead: str = "") -> None:

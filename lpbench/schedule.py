@@ -80,7 +80,11 @@ class Schedule:
         """Parse schedule JSON against ``inst``; malformed input raises InputError (not a violation)."""
         if not isinstance(data, dict) or not isinstance(data.get("batches"), list):
             raise InputError("batches: a schedule must be an object with a 'batches' array")
+        if data.get("format", FORMAT) != FORMAT:
+            raise InputError(f"format: expected {FORMAT!r} (or no format key), got {data['format']!r}")
         made_for = data.get("instance_sha256")
+        if made_for is not None and not isinstance(made_for, str):
+            raise InputError(f"instance_sha256: must be a string (the instance's content hash), got {made_for!r}")
         if made_for is not None and made_for != inst.content_hash():
             raise InputError(f"instance_sha256: this schedule was made for another instance "
                              f"({data.get('instance')!r}, {str(made_for)[:19]}...), not for {inst.name!r} "

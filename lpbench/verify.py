@@ -4,7 +4,10 @@ checks every rule of the instance's model, and recomputes all metrics from the r
 
 Rules (the name in brackets is printed with each violation):
 
-* [order] batches start at finite times, each no earlier than the end of the previous one in the file.
+* [order] batches start at finite times, each no earlier than the end of the previous one in the file (up
+  to EPS = 1e-9 s plus 16 units in the last place of that end: float error, never a share of the clock).
+* [clock] the float clock at a batch's start resolves its duration to 1e-4 of it (times up to about 10⁸ s
+  for a 1 ms batch, 4·10¹¹ for a slot-model round); beyond that no order or latency is meaningful.
 * [empty] a batch processes at least one token.
 * [duplicate] a request appears at most once among a batch's processed and once among its evicted
   requests; in the batch model not in both (an evicted request does no work in the evicting batch), while in
@@ -44,6 +47,27 @@ from .schedule import Schedule
 from .semantics import SLOT, RequestStates, replay_batch_model
 
 EPS = 1e-9
+#: a batch's duration must be resolved by the float clock at its start to this relative precision ([clock])
+CLOCK_RESOLUTION = 1e-4
+
+
+def order_slack(end):
+    """How far a batch may start before the previous one ends ([order]): EPS plus 16 units in the last place
+    of the end, the float error of a start computed as start + duration. Not relative to the clock: a slack of
+    EPS·|end| let batches overlap by 1 ms at t = 10⁶ s and collapse onto one instant at 10¹² s."""
+    return EPS + 16 * np.spacing(np.abs(end))
+
+
+def clock_too_coarse(start, dur):
+    """Batches whose duration the float clock cannot resolve at their start ([clock]): beyond that, start +
+    duration rounds to a different (or the same) number, and no order, latency or gap is meaningful."""
+    return np.spacing(np.abs(start)) > CLOCK_RESOLUTION * np.asarray(dur)
+
+
+def clock_message(start: float, dur: float) -> str:
+    return (f"[clock] its duration {dur:g} s is below the float clock's resolution at {start:g} s (spacing "
+            f"{np.spacing(abs(start)):.3g} s, more than {CLOCK_RESOLUTION:g} of the duration): times this large "
+            "carry no order or latency; shift the instance and schedule towards 0")
 
 
 @dataclass
@@ -91,7 +115,8 @@ def _verify_flat_slot(inst: Instance, sched: Schedule) -> VerifyResult | None:
     if nb == 0 or len(sched.evict) or not np.all(lens > 0):  # restarts, or an [empty] batch: the replay
         return None
     start = sched.start
-    if not np.all(np.isfinite(start)) or np.any(start != np.floor(start)) or np.any(np.diff(start) < 1.0):
+    if (not np.all(np.isfinite(start)) or np.any(start != np.floor(start)) or np.any(np.diff(start) < 1.0)
+            or np.any(clock_too_coarse(start, 1.0))):
         return None
     r, c = sched.req, sched.tokens
     counts = np.bincount(r, minlength=inst.n)
@@ -165,9 +190,11 @@ def _verify_flat(inst: Instance, sched: Schedule) -> VerifyResult | None:
     if not done.all():  # [incomplete]
         return None
     dur = inst.cost_model.batch_times(c, rp.m, rp.decode, sched.ptr)
+    if np.any(clock_too_coarse(start, dur)):  # [clock]
+        return None
     end = start + dur
     prev_end = end[:-1]
-    if np.any(start[1:] < prev_end - EPS * np.maximum(1.0, np.abs(prev_end))):  # [order]
+    if np.any(start[1:] < prev_end - order_slack(prev_end)):  # [order]
         return None
 
     # metrics, as the replay computes them
@@ -216,8 +243,8 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
         def fail(rule: str, msg: str) -> None:
             bad.append(f"{where}: [{rule}] {msg}")
 
-        if not np.isfinite(start) or start < end - EPS * max(1.0, abs(end)):
-            fail("order", f"starts before the previous batch ends at {end:g}")
+        if not np.isfinite(start) or start < end - order_slack(end):
+            fail("order", f"starts before the previous batch ends at {end:.15g}")
         if slot and start != np.floor(start):
             fail("slot_time", "slot-model batches start at integer times")
         if slot and running and abs(start - end) > EPS:
@@ -267,6 +294,8 @@ def _verify_replay(inst: Instance, sched: Schedule) -> VerifyResult:
             return VerifyResult(False, bad)
 
         dur = float(cost.batch_time(c, st.m[r], decode))
+        if clock_too_coarse(start, dur):
+            return VerifyResult(False, [f"{where}: {clock_message(start, dur)}"])
         busy += dur
         end = start + dur
         was_started = st.m[r] > 0

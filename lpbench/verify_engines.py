@@ -102,7 +102,8 @@ def _select(ptr: np.ndarray, sel: np.ndarray):
 
 def replay_engines(inst: Instance, sched: Schedule):
     """The batch-by-batch replay of every rule, in start-time order; it names each violation."""
-    from .verify import EPS, TokenTimes, VerifyResult, _result, entry_problems, incomplete_requests
+    from .verify import (EPS, TokenTimes, VerifyResult, _result, clock_message, clock_too_coarse, entry_problems,
+                         incomplete_requests, order_slack)
 
     n, lim, cost = inst.n, inst.limits, inst.cost_model
     K, tau = lim.K, lim.kv_transfer_per_token
@@ -181,8 +182,8 @@ def replay_engines(inst: Instance, sched: Schedule):
         def fail(rule: str, msg: str) -> None:
             bad.append(f"{where}: [{rule}] {msg}")
 
-        if not np.isfinite(start) or start < end[e] - EPS * max(1.0, abs(end[e])):
-            fail("order", f"starts before the engine's previous batch ends at {end[e]:g}")
+        if not np.isfinite(start) or start < end[e] - order_slack(end[e]):
+            fail("order", f"starts before the engine's previous batch ends at {end[e]:.15g}")
         if len(r) == 0:
             fail("empty", "processes no token")
         for rule, msg in entry_problems(r, ev, st, ids, position):
@@ -210,10 +211,10 @@ def replay_engines(inst: Instance, sched: Schedule):
             if move_to[i] != e or moved[i]:
                 fail("engine", f"request {ids[i]}: processed on engine {e}, but its KV is on engine {loc[i]} "
                      "(no move of it to this engine)")
-            elif last_end[i] > x + EPS * max(1.0, abs(x)):
+            elif last_end[i] > x + order_slack(x):
                 fail("move", f"request {ids[i]}: its move to engine {e} starts at {x:g}, before its last batch on "
                      f"engine {loc[i]} ends at {last_end[i]:g}")
-            elif start < x + tau * m - EPS * max(1.0, abs(x)):
+            elif start < x + tau * m - order_slack(x + tau * m):
                 fail("move", f"request {ids[i]}: processed at {start:g}, before its KV ({m} entries, moving from "
                      f"{x:g}) reaches engine {e} at {x + tau * m:g}")
             elif int(st.m[i]) != m:
@@ -236,6 +237,8 @@ def replay_engines(inst: Instance, sched: Schedule):
             return VerifyResult(False, bad)
 
         dur = float(cost.batch_time(c, st.m[r], decode))
+        if clock_too_coarse(start, dur):
+            return VerifyResult(False, [f"{where}: {clock_message(start, dur)}"])
         fin_t = start + dur
         while ai[e] < len(arrive[e]) and arrive[e][ai[e]][0] < fin_t:  # moves in under way: KV held here
             kv[e] += arrive[e][ai[e]][1]
