@@ -108,15 +108,27 @@ def cmd_validate(args) -> int:
 
 
 def parse_params(items: list[str] | None) -> dict:
-    params = {}
+    """``--param KEY=VALUE`` options as {KEY: float}: each key once, each value a finite number. Whether the policy
+    has the parameter and the value is in its range is the policy's declaration (``make_policy`` checks it)."""
+    import math
+
+    params, given = {}, {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError(f"--param: expected KEY=VALUE, got {item!r}")
+        if key in params:
+            raise InputError(f"--param {key}: given twice ({given[key]!r}, then {value!r}); give each parameter once")
+        if key in ("seed", "name", "inst"):  # make_policy's own arguments, never a policy parameter
+            hint = "; the seed is --seed" if key == "seed" else ""
+            raise InputError(f"--param {key}: unknown parameter ({key!r} is reserved{hint})")
         try:
-            params[key] = float(value)
+            number = float(value)
         except ValueError:
             raise InputError(f"--param {key}: must be a number, got {value!r}") from None
+        if not math.isfinite(number):
+            raise InputError(f"--param {key}: must be a finite number, got {value!r}")
+        params[key], given[key] = number, value
     return params
 
 

@@ -70,7 +70,7 @@ def test_runs_change_nothing_under_load_with_arrivals(seed):
 def test_bad_depth_is_refused():
     inst = parse_instance(jaillet.instance("jaillet-model1", 0, 0))
     for bad in (0, -3, 2.5):
-        with pytest.raises(InputError, match="depth must be an integer >= 1"):
+        with pytest.raises(InputError, match="--param depth: must be a positive integer"):
             make_policy("mc-sf-backfill", inst, depth=bad)
 
 

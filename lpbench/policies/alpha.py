@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import InputError, PolicyDiverged
 from ..semantics import SLOT
 from ..sim import Batch
-from .base import POLICIES, Policy
+from .base import POLICIES, Param, Policy
 
 
 class AlphaProtection(Policy):
@@ -39,18 +39,16 @@ class AlphaProtection(Policy):
     models = (SLOT,)
     summary = "seed 004 §5.2: FCFS under (1-alpha)M, clear all running on overflow (alpha=0.25)"
     default_alpha = 0.25
-    beta = 1.0  # fraction cleared on overflow (1: all)
+    default_beta = 1.0  # fraction cleared on overflow (1: all)
     max_clears = 1000
+    params = {"alpha": Param("float", "the memory fraction admission keeps free", lo=0, hi=1, hi_open=True),
+              "beta": Param("float", "the chance an overflow clears each running request", lo=0, hi=1,
+                            lo_open=True)}
 
     def __init__(self, alpha: float | None = None, beta: float | None = None, **kw):
         super().__init__(**kw)
-        self.alpha = self.default_alpha if alpha is None else float(alpha)
-        if beta is not None:
-            self.beta = float(beta)
-        if not 0 <= self.alpha < 1:
-            raise InputError(f"policy {self.name!r}: alpha must be in [0, 1), got {self.alpha}")
-        if not 0 < self.beta <= 1:
-            raise InputError(f"policy {self.name!r}: beta must be in (0, 1], got {self.beta}")
+        self.alpha = float(self.default_alpha if alpha is None else alpha)
+        self.beta = float(self.default_beta if beta is None else beta)
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)
@@ -143,7 +141,7 @@ class AlphaBetaClearing(AlphaProtection):
     name = "alpha-beta-clearing"
     summary = "seed 004 §5.2: alpha-protection, each running request cleared w.p. beta (0.2, 0.1)"
     default_alpha = 0.2
-    beta = 0.1
+    default_beta = 0.1
 
 
 POLICIES.register("alpha-protection")(AlphaProtection)

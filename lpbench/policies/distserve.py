@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import InputError
 from ..sim import Batch
 from ..sim.multi import ROUTERS, EngineGroup
-from .base import POLICIES, Policy
+from .base import POLICIES, Param, Policy
 
 
 @POLICIES.register("distserve")
@@ -49,10 +49,13 @@ class DistServe(Policy, EngineGroup):
     summary = "seed 000 Alg. 5: FCFS prefill engines, all-decode engines, KV moved between them"
     explicit_only = True  # needs limits.engines >= 2 and limits.kv_transfer_per_token
 
+    #: prefill_engines: default limits.engines // 2; at most limits.engines - 1 (checked per instance: check)
+    params = {"prefill_engines": Param("int", "the number of prefill engines", lo=1),
+              "pack": Param("flag", "whether a prefill batch packs the FCFS chunks of several requests up to "
+                                    "the budgets", values="0 (one request per prefill batch, Alg. 5) or 1")}
+
     def __init__(self, prefill_engines: float | None = None, pack: float = 0, **kw):
         super().__init__(**kw)
-        if pack not in (0, 1):
-            raise InputError(f"--param pack: must be 0 (one request per prefill batch, Alg. 5) or 1, got {pack:g}")
         self.prefill_param, self.pack = prefill_engines, bool(pack)
 
     def n_prefill(self, K: int) -> int:
@@ -68,7 +71,7 @@ class DistServe(Policy, EngineGroup):
                              "its time in seconds per token, got none (e.g. 5.2e-06: Mistral-7B's 128 KiB per token "
                              "over 25 GB/s PCIe 4.0)")
         P = self.prefill_param
-        if P is not None and not (float(P).is_integer() and 1 <= P < lim.K):
+        if P is not None and not P < lim.K:  # an integer >= 1: Param
             raise InputError(f"--param prefill_engines: must be an integer in 1..{lim.K - 1} "
                              f"(limits.engines = {lim.K}), got {P:g}")
 

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..sim import Batch
-from .base import POLICIES, Policy, refuse_refill_over_budget
+from .base import POLICIES, Param, Policy, refuse_refill_over_budget
 
 INF = math.inf
 NOT_WAITING = np.iinfo(np.int64).max  # Rank schedulers' wait_need of a request not in R_w
@@ -116,11 +116,15 @@ class UnifiedScheduler(Policy):
     priority = "prefill"   # "prefill" (vLLM), "decode" (Sarathi, §6), "rank"
     hybrid = True
     chunked = True
-    default_P: float = 0  # 0: P = C
+    default_P: float | None = None  # None: P = C
     eviction_free = False
     rank_key: str | None = None   # "I", "O", "id" for the Rank schedulers
     sort_decodes_by_m = False     # §6: running decodes longest first, evict the shortest
     histogram_gate = False        # §6
+
+    #: P: default_P (512: sarathi, sarathi-ef, the rank schedulers), else the token budget C (4096 without one);
+    #: capped by the instance's token and prefill budgets. A fraction below 1 would admit no token (a stall).
+    params = {"P": Param("int", "the prefill token budget per batch", lo=1)}
 
     def __init__(self, P: float | None = None, **kw):
         super().__init__(**kw)
@@ -132,7 +136,7 @@ class UnifiedScheduler(Policy):
         self.M = inst.memory
         self.C = lim.token_budget if lim.token_budget is not None else INF
         # P = C: the instance's token budget (Table 1's 4096 is Llama-2-7B's C), 4096 without one
-        P = self.P_param if self.P_param > 0 else (self.C if self.C < INF else 4096)
+        P = self.P_param if self.P_param is not None else (self.C if self.C < INF else 4096)
         self.P = min(P, self.C, lim.prefill_budget if lim.prefill_budget is not None else INF)
         self.cap = lim.max_batch_requests if lim.max_batch_requests is not None else INF
         # the batch's members as a set, for ④ and to skip a member offered twice; the Rank merge offers each
@@ -689,13 +693,13 @@ def _register(name, summary, **attrs):
     return cls
 
 
-TABLE_1 = {  # name: (priority, hybrid, chunked, P)   seed 003 Table 1 (P = 0: P = C, 4096 in the paper)
-    "vllm": ("prefill", False, False, 0),
-    "vllm-hy": ("prefill", True, False, 0),
+TABLE_1 = {  # name: (priority, hybrid, chunked, P)   seed 003 Table 1 (P = None: P = C, 4096 in the paper)
+    "vllm": ("prefill", False, False, None),
+    "vllm-hy": ("prefill", True, False, None),
     "sarathi": ("decode", True, True, 512),
-    "sarathi-pc": ("decode", True, True, 0),
-    "sarathi-nocp": ("decode", True, False, 0),
-    "sarathi-nohy": ("decode", False, False, 0),
+    "sarathi-pc": ("decode", True, True, None),
+    "sarathi-nocp": ("decode", True, False, None),
+    "sarathi-nohy": ("decode", False, False, None),
 }
 for _name, (_prio, _hy, _cp, _P) in TABLE_1.items():
     _desc = (f"seed 003 Table 1: {_prio} priority, hybrid {'on' if _hy else 'off'}, chunked prefill "
@@ -709,4 +713,4 @@ for _name, _key in (("rank-i", "I"), ("rank-o", "O"), ("rank-org", "id")):
               rank_key=_key, default_P=512)
 _register("infermax-sort-hist", "seed 003 §6: Sarathi groups, decodes longest-first (evict shortest), "
           "log2-prompt histogram admission gate, P=C", priority="decode", sort_decodes_by_m=True,
-          histogram_gate=True, default_P=0)
+          histogram_gate=True, default_P=None)

@@ -20,8 +20,7 @@ clairvoyant like MC-SF (it reads I_i and O_i).
 """
 from __future__ import annotations
 
-from ..errors import InputError
-from .base import POLICIES
+from .base import POLICIES, Param
 from .mcwork import MCWork
 
 
@@ -30,18 +29,11 @@ class MCGroup(MCWork):
     name = "mc-group"
     summary = "MC-Work admitting in groups: the memory-checked prefix at most every `period` rounds while requests run"
     default_period = 16
+    params = {"period": Param("int", "the least number of rounds between admissions while requests run", lo=1)}
 
     def __init__(self, period: float | None = None, **kw):
         super().__init__(**kw)
-        period = self.default_period if period is None else period
-        try:
-            whole = float(period) == int(period) >= 1
-        except (TypeError, ValueError, OverflowError):
-            whole = False
-        if not whole:
-            shown = f"{period:g}" if isinstance(period, (int, float)) else repr(period)
-            raise InputError(f"policy {self.name!r}: period must be a positive integer (rounds), got {shown}")
-        self.period = int(period)
+        self.period = int(self.default_period if period is None else period)
 
     def reset(self, inst, st) -> None:
         super().reset(inst, st)

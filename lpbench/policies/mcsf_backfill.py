@@ -14,9 +14,8 @@ It is defined for the slot model, whose IP it serves (which has no batch budgets
 """
 from __future__ import annotations
 
-from ..errors import InputError
 from ..semantics import SLOT
-from .base import POLICIES
+from .base import POLICIES, Param
 from .mcsf import MCSF, first_admitting_round, peak_memory_at_completions
 
 
@@ -27,12 +26,11 @@ class MCSFBackfill(MCSF):
     default_depth = 16
     models = (SLOT,)
 
+    params = {"depth": Param("int", "the number of refusals that ends a round's scan (1: mc-sf)", lo=1)}
+
     def __init__(self, depth: int | None = None, **kw):
         super().__init__(**kw)
-        self.depth = self.default_depth if depth is None else depth
-        if self.depth != int(self.depth) or self.depth < 1:
-            raise InputError(f"policy {self.name!r}: depth must be an integer >= 1, got {depth}")
-        self.depth = int(self.depth)
+        self.depth = int(self.default_depth if depth is None else depth)
 
     def next_batch(self, t):
         inst, r = self.inst, self.round

@@ -53,7 +53,7 @@ import numpy as np
 from ..errors import InputError, LpbenchWarning
 from ..fluid import linear_coefficients
 from ..sim import Batch
-from .base import POLICIES, Policy
+from .base import POLICIES, Param, Policy
 from .wait import refuse_batch_limits
 
 
@@ -252,14 +252,18 @@ class NestedWait(Policy):
     explicit_only = True
     summary = "seed 001 Alg. 2 Nested WAIT: segments by output length, prefix rule, boundary queues on GPU; blind to own lengths"
 
+    #: n1 alone (the rest follow from it), or every n_k of n1..nm (one per output length of the types block)
+    params = {"n1": Param("int", "a segment's threshold (n1 alone, or all of n1..nm)", lo=1)}
+
+    @classmethod
+    def param(cls, key):
+        return cls.params["n1"] if re.fullmatch(r"n[1-9][0-9]*", key) else None
+
     def __init__(self, n1: float | None = None, **kw):
         given = {k: kw.pop(k) for k in [k for k in kw if re.fullmatch(r"n[1-9][0-9]*", k)]}
         super().__init__(**kw)
         if n1 is not None:
             given["n1"] = n1
-        for k, v in given.items():
-            if not (v >= 1 and float(v).is_integer()):
-                raise InputError(f"--param {k}: must be a positive integer, got {v:g}")
         if given and "n1" not in given:
             raise InputError(f"--param: {', '.join(sorted(given))} given without n1; give n1 alone or every n_k")
         self.n1 = None if n1 is None else int(n1)

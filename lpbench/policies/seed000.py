@@ -26,19 +26,21 @@ from collections import deque
 
 import numpy as np
 
-from ..errors import InputError
 from ..sim import Batch
-from .base import POLICIES, Policy
+from .base import POLICIES, Param, Policy
 
 
 class _CycleScheduler(Policy):
     """Shared pieces of Algorithms 1 and 2: tile sizes, the FCFS prefill queue P, the decode set D,
     whole-request prefills in T_lcm chunks, each chunk alone in its batch."""
 
+    #: T_col, T_lcm: default from the tiled cost model, else 128 and 256; capped by the instance's limits
+    params = {"M": Param("int", "the number of requests started per cycle", lo=1),
+              "T_col": Param("int", "the decode batch size T*_col in requests", lo=1),
+              "T_lcm": Param("int", "the prefill chunk size T*_lcm in tokens", lo=1)}
+
     def __init__(self, M: float = 1024, T_col: float | None = None, T_lcm: float | None = None, **kw):
         super().__init__(**kw)
-        if M < 1 or (T_col is not None and T_col < 1) or (T_lcm is not None and T_lcm < 1):
-            raise InputError(f"policy {self.name!r}: M, T_col and T_lcm must be >= 1")
         self.M_cycle, self.T_col_param, self.T_lcm_param = int(M), T_col, T_lcm
 
     def reset(self, inst, st) -> None:

@@ -43,7 +43,7 @@ class Orca(UnifiedScheduler):
 
     name = "orca"
     summary = "seed 002 §3.3 Orca: prefill tokens first (FCFS, last one chunked), then decodes up to the budget"
-    priority, hybrid, chunked, default_P = "prefill", True, True, 0
+    priority, hybrid, chunked, default_P = "prefill", True, True, None
 
     def groups(self):
         run = np.array(self.running, dtype=np.int64)
@@ -56,10 +56,10 @@ class Orca(UnifiedScheduler):
 
 _register("fastertransformer", "seed 002 §3.1 FasterTransformer = sarathi-nohy with P=C: decode first, "
           "no mixing, whole prompts; a cohort drains before the next", priority="decode", hybrid=False,
-          chunked=False, default_P=0)
+          chunked=False, default_P=None)
 _register("vllm-vanilla", "seed 002 §3.2 vanilla vLLM = seed-003 vllm: prefill first, no mixing, whole prompts",
-          priority="prefill", hybrid=False, chunked=False, default_P=0)
+          priority="prefill", hybrid=False, chunked=False, default_P=None)
 _register("sarathi-serve", "seed 002 §3.4 Sarathi-Serve = sarathi-pc: decodes first, then chunked prefill "
-          "FCFS up to the budget (work-conserving)", priority="decode", hybrid=True, chunked=True, default_P=0)
+          "FCFS up to the budget (work-conserving)", priority="decode", hybrid=True, chunked=True, default_P=None)
 _register("vllm-chunked", "seed 002 §3.4 vLLM with chunked prefill, modelled as Sarathi-Serve (= sarathi-pc)",
-          priority="decode", hybrid=True, chunked=True, default_P=0)
+          priority="decode", hybrid=True, chunked=True, default_P=None)

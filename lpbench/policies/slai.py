@@ -46,9 +46,8 @@ from collections import deque
 
 import numpy as np
 
-from ..errors import InputError
 from ..sim import Batch
-from .base import POLICIES, Policy
+from .base import POLICIES, Param, Policy
 
 
 @POLICIES.register("slai")
@@ -56,11 +55,18 @@ class SLAI(Policy):
     name = "slai"
     summary = "seed 000 §6 SLAI: critical decodes (last schedulable time), prefills SPF/FCFS, then deferrable decodes"
 
+    params = {"spf": Param("flag", "the admission order", values="0 (FCFS) or 1 (shortest prompt first)"),
+              "dynamic": Param("flag", "the offset rule", values="0 (the fixed theta) or 1 (5 below 96 % memory "
+                                                                  "utilisation, else 10)"),
+              "theta": Param("float", "the fixed offset Θ in mean batch times (with dynamic=0)", lo=0),
+              "cap": Param("int", "the most active requests (capped by limits.max_batch_requests)", lo=1),
+              "decode_limit": Param("int", "the most decodes per batch (capped by cap)", lo=1),
+              "used": Param("flag", "the utilisation the 96 % rule reads",
+                            values="0 (reserved / M) or 1 (the KV in use / M)")}
+
     def __init__(self, spf: float = 1, dynamic: float = 1, theta: float = 10, cap: float = 128,
                  decode_limit: float = 128, used: float = 0, **kw):
         super().__init__(**kw)
-        if theta < 0 or cap < 1 or decode_limit < 1:
-            raise InputError(f"policy {self.name!r}: theta >= 0, cap >= 1 and decode_limit >= 1 are required")
         self.spf, self.dynamic, self.theta = bool(spf), bool(dynamic), float(theta)
         self.cap, self.decode_limit = int(cap), int(decode_limit)
         self.used = bool(used)

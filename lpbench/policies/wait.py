@@ -34,7 +34,7 @@ from ..errors import InputError
 from ..fluid import memory_work
 from ..instance import LIMIT_KEYS, MAX_INT, PromptTypes
 from ..sim import Batch
-from .base import POLICIES, Policy, batch_budgets, refuse_refill_over_budget
+from .base import POLICIES, Param, Policy, batch_budgets, refuse_refill_over_budget
 
 
 def request_types(inst) -> tuple[PromptTypes, np.ndarray]:
@@ -78,10 +78,13 @@ class Wait(Policy):
     explicit_only = True  # a throughput policy for seed-001 instances: run when named, not in every solve
     summary = "seed 001 Alg. 1 WAIT: per-type stage-0 thresholds n_j, in-flight prompts of waiting types stall, never evicts"
 
+    #: B: default none (the least-M^pi integer thresholds); slack applies to those only (checked in __init__)
+    params = {"B": Param("float", "the practical rule's batch size, n_j = max(floor(B rho_j / (l'_j + 1)), 1)",
+                         lo=1, hi=MAX_INT),
+              "slack": Param("float", "the time slack in seconds that every row of (11) must keep", lo=0)}
+
     def __init__(self, B: float | None = None, slack: float = 0.0, **kw):
         super().__init__(**kw)
-        if not (np.isfinite(slack) and slack >= 0):
-            raise InputError(f"--param slack: must be a finite number of seconds >= 0, got {slack:g}")
         if slack and B is not None:
             raise InputError("--param slack: applies to the least-M^pi thresholds, not to the practical rule B")
         self.B, self.slack = B, float(slack)
@@ -89,8 +92,6 @@ class Wait(Policy):
 
     def choose_thresholds(self, inst, types) -> np.ndarray:
         if self.B is not None:
-            if not 1 <= self.B <= MAX_INT:
-                raise InputError(f"--param B: must be a number in [1, {MAX_INT}], got {self.B:g}")
             return practical_thresholds(types, self.B)
         from ..formulations.wait_thresholds import integer_thresholds
 
@@ -163,11 +164,12 @@ class FCFS(Policy):
     explicit_only = True
     summary = "seed 001 §3.1 FCFS (vLLM-style): admit against current free KV, mixed batches, LIFO eviction"
 
+    params = {"back": Param("flag", "where an evicted prompt re-queues",
+                            values="0 (evicted prompts re-queue at the front, as Vidur) or 1 (at the back, as new "
+                                   "arrivals)")}
+
     def __init__(self, back: float = 0, **kw):
         super().__init__(**kw)
-        if back not in (0, 1):
-            raise InputError(f"--param back: must be 0 (evicted prompts re-queue at the front, as Vidur) or 1 "
-                             f"(at the back, as new arrivals), got {back:g}")
         self.back = bool(back)
 
     def reset(self, inst, st) -> None:
