@@ -181,9 +181,13 @@ def capacity_bound(inst: Instance) -> dict | None:
 
 
 def search(inst: Instance, policy: str, cfg: SearchConfig, workers: int = 1, log=None) -> dict:
+    from .generators import MAX_REQUESTS
+
     for name, v, lo in (("--requests", cfg.requests, 20), ("--seeds", cfg.seeds, 1), ("--iters", cfg.iters, 1)):
         if v < lo:
             raise InputError(f"{name}: must be at least {lo}, got {v}")
+    if cfg.requests > MAX_REQUESTS:  # every probe draws and simulates this many requests
+        raise InputError(f"--requests: must be at most {MAX_REQUESTS:,} arrivals per simulation, got {cfg.requests}")
     if not (0 < cfg.threshold < 1):
         raise InputError(f"--threshold: must be in (0, 1), got {cfg.threshold}")
     if cfg.slo_ttft is not None and not (math.isfinite(cfg.slo_ttft) and cfg.slo_ttft > 0):

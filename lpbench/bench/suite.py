@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..generators import MAX_REQUESTS
 from ..instance import Instance, load_instance, parse_instance, require_requests
 from ..tomlfile import read_toml
 from .runner import LATENCY_METRICS
@@ -188,6 +189,8 @@ def _check_generate(spec: dict, where: str, problems: list) -> None:
     for k in ("O", "B", "memory"):
         if spec.get(k, 1) < 1:
             problems.append(f"{where}.{k}: must be a positive integer, got {spec[k]!r}")
+    if spec.get("B", 1) > MAX_REQUESTS:  # checked before anything is drawn (B = 2^62 was a MemoryError)
+        problems.append(f"{where}.B: must be a number of requests in [1, {MAX_REQUESTS:,}], got {spec['B']!r}")
 
 
 def _generate(spec: dict, where: str) -> list[tuple[str, dict]]:
@@ -204,7 +207,7 @@ def _generate(spec: dict, where: str) -> list[tuple[str, dict]]:
     for k in ("I", "O", "B"):
         if k not in spec:
             raise InputError(f"{where}.{k}: required for kind 'infermax-uniform'")
-    d = infermax.uniform(int(spec["I"][0]), spec["O"], spec["B"], spec.get("memory", 100_000))
+    d = infermax.uniform(int(spec["I"][0]), spec["O"], spec["B"], spec.get("memory", 100_000), log=None)
     return [(d["name"], d)]
 
 

@@ -73,6 +73,19 @@ from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
 
 INF = float("inf")
+#: generated tokens per block of the per-token arrays (about 50 bytes each while a block is live)
+TOKEN_BLOCK = 1 << 22
+
+
+def _check_outputs(inst) -> None:
+    """Refuse an output the simulator refuses (:data:`lpbench.sim.MAX_BATCHES`), with its message, before any
+    per-token array is allocated: solve runs the bound first, then the policies."""
+    from ..sim import MAX_BATCHES
+
+    if inst.n and int(inst.output.max()) > MAX_BATCHES:
+        i = int(inst.output.argmax())
+        raise InputError(f"requests[{i}].output: {int(inst.output[i]):,} tokens need as many batches, above the "
+                         f"{MAX_BATCHES:,} a simulated schedule can hold; express the tokens in larger units")
 
 
 def _cost_terms(cm):
@@ -140,16 +153,38 @@ class BatchBound(ClosedForm):
 
     def __init__(self, inst, incumbent_objective=None):
         super().__init__(inst, incumbent_objective)
+        _check_outputs(inst)
         self.to_s, self.k = _cost_terms(inst.cost_model)
 
     # -- per-request quantities -------------------------------------------------------------------
-    def _tokens(self):
-        """Per generated token g >= 2 (flattened): owning request and X = I + g − 1."""
-        I, O = self.inst.prompt.astype(np.int64), self.inst.output.astype(np.int64)
-        owner = np.repeat(np.arange(self.inst.n), O - 1)
+    def _tokens(self, lo: int = 0, hi: int | None = None):
+        """Per generated token g >= 2 of requests lo..hi−1 (flattened): owning request and X = I + g − 1."""
+        hi = self.inst.n if hi is None else hi
+        I, O = self.inst.prompt.astype(np.int64), self.inst.output[lo:hi].astype(np.int64)
+        owner = np.repeat(np.arange(lo, hi), O - 1)
         first = np.cumsum(O - 1) - (O - 1)
         g = np.arange(len(owner)) - np.repeat(first, O - 1) + 2
         return owner, (I[owner] + g - 1).astype(np.float64)
+
+    def _blocks(self):
+        """Request ranges [lo, hi) of about TOKEN_BLOCK generated tokens each (a longer request alone), so that
+        the per-token arrays stay small at trace scale."""
+        cum = np.cumsum(self.inst.output.astype(np.int64) - 1)
+        lo, n = 0, self.inst.n
+        while lo < n:
+            hi = max(lo + 1, int(np.searchsorted(cum, (cum[lo - 1] if lo else 0) + TOKEN_BLOCK, side="right")))
+            yield lo, hi
+            lo = hi
+
+    def _token_sums(self, with_constants: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Per request: Σ over its tokens g >= 2 of the cheaper path (:meth:`_token_paths`) and Σ X, computed
+        block by block (each request's sum in one block, so the sums equal a single pass)."""
+        cheaper, xsum = np.zeros(self.inst.n), np.zeros(self.inst.n)
+        for lo, hi in self._blocks():
+            owner, X, dec, ref = self._token_paths(with_constants, lo, hi)
+            cheaper[lo:hi] += np.bincount(owner - lo, np.minimum(dec, ref), minlength=hi - lo)
+            xsum[lo:hi] += np.bincount(owner - lo, X, minlength=hi - lo)
+        return cheaper, xsum
 
     def _cap(self) -> float:
         """Most tokens of one request in one batch: min(C, P)."""
@@ -160,11 +195,11 @@ class BatchBound(ClosedForm):
         cap = self._cap()
         return np.ceil(self.inst.prompt / cap) if cap < INF else np.ones(self.inst.n)
 
-    def _token_paths(self, with_constants: bool):
-        """Per generated token g >= 2: owner, and the cost of its decode path and of its refill path
-        (F2), per-participation terms only, or with the batch constants of each batch in full."""
+    def _token_paths(self, with_constants: bool, lo: int = 0, hi: int | None = None):
+        """Per generated token g >= 2 (of requests lo..hi−1): owner, and the cost of its decode path and of its
+        refill path (F2), per-participation terms only, or with the batch constants of each batch in full."""
         k = self.k
-        owner, X = self._tokens()
+        owner, X = self._tokens(lo, hi)
         chunks = np.ceil(X / self._cap()) if self._cap() < INF else np.ones_like(X)
         dec = k["a_o"] + k["d1"] * X + k["a_d"] * X + k["s_d"]
         ref = k["a_o"] * X + k["d1"] * X + k["a_p"] * X * X + chunks * k["s_p"]
@@ -178,8 +213,8 @@ class BatchBound(ClosedForm):
         k, I = self.k, self.inst.prompt.astype(np.float64)
         chunks = self._chunks()
         pre = k["a_o"] * I + k["a_p"] * I * I + k["d1"] * I + chunks * (k["b_o"] + k["b_p"] + k["s_p"])
-        owner, _, dec, ref = self._token_paths(with_constants=True)
-        return (pre + np.bincount(owner, np.minimum(dec, ref), minlength=self.inst.n)) * self.to_s
+        cheaper, _ = self._token_sums(with_constants=True)
+        return (pre + cheaper) * self.to_s
 
     def works(self) -> list[np.ndarray]:
         """p_i in seconds for each valid share rule (memory, token budget, request cap)."""
@@ -187,10 +222,10 @@ class BatchBound(ClosedForm):
         beta = k["b_o"] + min(k["b_d"], k["b_p"])
         chunks = self._chunks()
         base_pre = k["a_o"] * I + k["a_p"] * I * I + k["d1"] * I + chunks * k["s_p"]
-        owner, X, dec, ref = self._token_paths(with_constants=False)
-        base = base_pre + np.bincount(owner, np.minimum(dec, ref), minlength=inst.n)
+        cheaper, xsum = self._token_sums(with_constants=False)
+        base = base_pre + cheaper
         O = inst.output.astype(np.float64)
-        shares = [base + beta * (I + np.bincount(owner, X, minlength=inst.n)) / inst.memory]  # m_after / M
+        shares = [base + beta * (I + xsum) / inst.memory]  # m_after / M
         lim = inst.limits
         if lim.token_budget is not None:                  # c / C: I prefill tokens + one per later token
             shares.append(base + beta * (I + O - 1) / lim.token_budget)
