@@ -250,12 +250,25 @@ def fit_form(form: str, t: Timings, fold: np.ndarray, relative: bool = True, lay
     return Fit(form, coef, stats(pred, y), stats(held, y), knobs)
 
 
+def check_knobs(layers: int, phi: float) -> None:
+    """--layers and --phi as the infermax form takes them, checked before the design matrix (``--phi 1e300``
+    overflowed there with a numpy warning before the coefficient check refused it)."""
+    from .costmodels import MAX_COEFFICIENT
+
+    if isinstance(layers, bool) or not isinstance(layers, int) or not 1 <= layers <= 10_000:
+        raise InputError(f"--layers: must be an integer in [1, 10000] (transformer layers), got {layers!r}")
+    if not (isinstance(phi, (int, float)) and math.isfinite(phi) and 0 <= phi <= MAX_COEFFICIENT):
+        raise InputError(f"--phi: must be a finite number in [0, {MAX_COEFFICIENT:g}] (the GQA batching overhead), "
+                         f"got {phi!r}")
+
+
 def calibrate(t: Timings, form: str, k: int = 4, seed: int = 0, relative: bool = True,
               layers: int = 1, phi: float = 0.0) -> tuple[Fit, list[Fit]]:
     """The fit of ``form`` (or, for ``auto``, of the fittable form with the lowest held-out MAPE)
     and every fit tried."""
     if not 2 <= k <= len(t):
         raise InputError(f"--folds: must be between 2 and the {len(t)} distinct batches, got {k}")
+    check_knobs(layers, phi)
     fold = folds(t, k, seed)
     forms = FITTABLE if form == "auto" else (form,)
     fits = [fit_form(f, t, fold, relative, layers, phi) for f in forms]

@@ -1,5 +1,6 @@
 """GPU cost models: one small interface (:class:`CostModel`), one module per form, and named
-profiles in the repository's ``models/*.toml`` (each naming its source)."""
+profiles in ``models/*.toml`` files (each naming its source): ``$LPBENCH_MODELS`` and ``./models`` are searched
+first, then the repository's ``models/`` (:func:`models_dirs`)."""
 from __future__ import annotations
 
 import math
@@ -13,28 +14,77 @@ from ..tomlfile import read_toml
 from . import infermax, linear, piecewise, tiled, unit  # noqa: F401  (register the forms)
 from .base import FORMS, CostModel
 
-__all__ = ["FORMS", "CostModel", "build", "models_dir", "profile_names", "load_profile", "read_profile"]
+__all__ = ["FORMS", "CostModel", "build", "models_dir", "models_dirs", "profile_names", "profile_path", "load_profile",
+           "read_profile"]
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "models"
+
+
+def models_dirs() -> list[Path]:
+    """Where profiles are looked up, first match wins: ``$LPBENCH_MODELS`` (when set), ``./models`` (when the
+    working directory has one), then the shipped ``models/``. A profile of an earlier folder shadows a shipped
+    one of the same name (:func:`read_profile` notes it once); the shipped profiles stay available."""
+    dirs = []
+    env = os.environ.get("LPBENCH_MODELS")
+    if env:
+        dirs.append(Path(env))
+    here = Path.cwd() / "models"
+    if here.is_dir():
+        dirs.append(here)
+    dirs.append(SHIPPED)
+    unique: list[Path] = []
+    for d in dirs:
+        if not any(_same(d, u) for u in unique):
+            unique.append(d)
+    return unique
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def models_dir() -> Path:
-    """``$LPBENCH_MODELS``, else ``./models``, else the repository's ``models/``."""
-    env = os.environ.get("LPBENCH_MODELS")
-    if env:
-        return Path(env)
-    here = Path.cwd() / "models"
-    if here.is_dir() and any(here.glob("*.toml")):
-        return here
-    return Path(__file__).resolve().parents[2] / "models"
+    """The first folder of :func:`models_dirs` (where a user's own profiles are read first)."""
+    return models_dirs()[0]
 
 
 def profile_names() -> list[str]:
-    return sorted(p.stem for p in models_dir().glob("*.toml"))
+    """Every profile name of :func:`models_dirs` (a shadowed name once)."""
+    return sorted({p.stem for d in models_dirs() if d.is_dir() for p in d.glob("*.toml")})
+
+
+def profile_path(name: str) -> Path | None:
+    """The file that defines profile ``name`` (the first of :func:`models_dirs` that has it), or None."""
+    if not name or "/" in name or "\\" in name or name in (".", ".."):
+        return None
+    for d in models_dirs():
+        path = d / f"{name}.toml"
+        if path.is_file():
+            return path
+    return None
+
+
+_NOTED: set[str] = set()
 
 
 def read_profile(name: str) -> dict:
-    path = models_dir() / f"{name}.toml"
-    if not path.is_file():
-        raise InputError(f"cost_model: unknown profile {name!r}; expected one of: {', '.join(profile_names())}")
+    path = profile_path(name)
+    if path is None:
+        raise InputError(f"cost_model: unknown profile {name!r}; expected one of: {', '.join(profile_names())} "
+                         f"(looked in {', '.join(str(d) for d in models_dirs())})")
+    shipped = SHIPPED / f"{name}.toml"
+    if not _same(path.parent, SHIPPED) and shipped.is_file() and name not in _NOTED:
+        _NOTED.add(name)
+        import warnings
+
+        from ..errors import LpbenchWarning
+
+        warnings.warn(f"cost_model: profile {name!r} is read from {path}, which shadows the shipped {shipped}",
+                      LpbenchWarning, stacklevel=2)
     return read_toml(path, f"cost_model: unknown profile {name!r}")
 
 

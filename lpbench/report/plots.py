@@ -18,6 +18,7 @@ symbolic link at a target is replaced, never written through).
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import numpy as np
@@ -64,9 +65,13 @@ def targets(out: str | Path, force: bool = False, make_parents: bool = True) -> 
     """``OUT.png`` and ``OUT.pdf``, both checked (``InputError`` for a path that must not be written; a missing
     directory too unless ``make_parents``). A ``.png`` or ``.pdf`` ending of ``out`` is dropped; any other is kept
     (``fig.v2`` gives ``fig.v2.png``)."""
+    text = str(out)
     base = Path(out)
     if base.name in ("", ".", ".."):
-        raise InputError(f"--out: {str(out)!r} is not a file name; give OUT for OUT.png and OUT.pdf")
+        raise InputError(f"--out: {text!r} is not a file name; give OUT for OUT.png and OUT.pdf")
+    if text.endswith(("/", os.sep)) or base.is_dir():
+        # Path("pl/") is Path("pl"): the figures would land beside the directory, as pl.png and pl.pdf
+        raise InputError(f"--out: {text} is a directory; give a file name (OUT for OUT.png and OUT.pdf)")
     if base.suffix in (".png", ".pdf"):
         base = base.with_suffix("")
     paths = [base.with_name(base.name + ".png"), base.with_name(base.name + ".pdf")]

@@ -15,6 +15,10 @@ from ..registry import Registry
 from ..tomlfile import read_toml
 
 BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
+#: the largest threads and seed of a profile: a seed is a 32-bit signed integer in every backend (CP-SAT's
+#: random_seed, HiGHS's random_seed, Gurobi's Seed); more than 1024 threads is a typo, not a machine
+MAX_THREADS, MAX_SEED = 1024, 2**31 - 1
+INT_FIELDS_MAX = {"threads": MAX_THREADS, "seed": MAX_SEED}
 STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "licence_limit", "interrupted", "refused", "error")
 
 
@@ -82,10 +86,16 @@ def load_profiles() -> dict[str, SolverProfile]:
             v = spec.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
                 raise InputError(f"{where}.{key}: must be a non-negative number, got {v!r}")
+        if spec.get("time_limit") is not None and not spec["time_limit"] > 0:  # 0 s: the solve gets no time at all
+            raise InputError(f"{where}.time_limit: must be a positive number of seconds, got {spec['time_limit']!r}")
+        if spec.get("rel_gap") is not None and spec["rel_gap"] > 1:
+            raise InputError(f"{where}.rel_gap: must be a relative gap in [0, 1], got {spec['rel_gap']!r}")
         for key, least in (("threads", 1), ("seed", 0)):
             v = spec.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < least):
                 raise InputError(f"{where}.{key}: must be an integer >= {least}, got {v!r}")
+            if v is not None and v > INT_FIELDS_MAX[key]:  # backends take 32-bit values; more threads is a typo
+                raise InputError(f"{where}.{key}: must be an integer in [{least}, {INT_FIELDS_MAX[key]}], got {v!r}")
         if not isinstance(spec.get("options", {}), dict):
             raise InputError(f"{where}.options: must be a table of backend options, got {spec['options']!r}")
         profiles[name] = SolverProfile(name=name, **{k: v for k, v in spec.items()})

@@ -49,6 +49,29 @@ def to_pyomo(model):
     return m
 
 
+def _solver_factory(pyo, name: str):
+    """(Pyomo's solver ``name``, "") or (None, a short reason): Pyomo logs an unknown or missing solver as a
+    warning with a full traceback; that log is captured here, not printed (the caller says it in one line)."""
+    import io
+    import logging
+
+    from pyomo.common.log import LoggingIntercept
+
+    log = io.StringIO()
+    with LoggingIntercept(log, "pyomo", level=logging.WARNING):
+        try:
+            opt = pyo.SolverFactory(name)
+            ok = opt is not None and bool(opt.available(exception_flag=False))
+        except Exception as e:  # a plug-in that fails while it is created or probed
+            opt, ok = None, False
+            log.write(f"{type(e).__name__}: {e}\n")
+    if ok:
+        return opt, ""
+    first = " ".join(log.getvalue().split("Traceback")[0].split())  # the message Pyomo wraps over lines
+    first = first.removeprefix("WARNING:").split(" To skip this validation")[0].strip()  # Pyomo's API advice
+    return None, (f" ({first[:240]})" if first else "")
+
+
 @BACKENDS.register("pyomo")
 class PyomoBackend(Backend):
     name = "pyomo"
@@ -58,9 +81,12 @@ class PyomoBackend(Backend):
         from pyomo.opt import TerminationCondition as TC
 
         name = profile.options.get("solver", "appsi_highs")
-        opt = pyo.SolverFactory(name)
-        if opt is None or not opt.available(exception_flag=False):
-            raise InputError(f"--solver: Pyomo solver {name!r} is not available on this machine")
+        if not isinstance(name, str) or not name:
+            raise InputError(f"solver profile {profile.name!r}: options.solver: must be a Pyomo solver name, "
+                             f"got {name!r}")
+        opt, why = _solver_factory(pyo, name)
+        if opt is None:
+            raise InputError(f"--solver: Pyomo solver {name!r} is not available on this machine" + why)
         m = to_pyomo(model)
         tl, gap = LIMIT_NAMES.get(name, (None, None))
         if tl:
