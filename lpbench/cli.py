@@ -69,6 +69,15 @@ def _float_type(what: str = "a positive number", zero: bool = False):
     return parse
 
 
+def _file_name(text: str) -> str:
+    """An optional output path: given, it must name something (``if args.out:`` would skip an empty one)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"must be a file name, got {text!r}")
+    return text
+
+
+_file_name.__name__ = "a file name"
+OUT_FILE = _file_name
 SEED = _int_type(0, 2**63 - 1, "an integer in [0, 2^63)")
 POSITIVE_INT = _int_type(1, 2**40, "a positive integer")
 POSITIVE_FLOAT = _float_type()
@@ -501,7 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--param", action="append", metavar="KEY=VALUE",
                    help="policy parameter, e.g. alpha=0.3 (repeatable)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.add_argument("--out", help="write the schedule (and metrics) to this JSON file")
+    s.add_argument("--out", type=OUT_FILE, help="write the schedule (and metrics) to this JSON file")
     s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing file")
     s.set_defaults(func=cmd_simulate)
 
@@ -521,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--policies", help="comma-separated policies to compare (default: all applicable)")
     s.add_argument("--seed", type=SEED, default=0, help="RNG seed of randomised policies (default 0)")
     s.add_argument("--json", action="store_true", help="print one JSON object")
-    s.add_argument("--out", help="write the report and the optimal schedule to this JSON file")
+    s.add_argument("--out", type=OUT_FILE, help="write the report and the optimal schedule to this JSON file")
     s.add_argument("--force", action="store_true", help="allow --out to overwrite an existing file")
     s.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     s.set_defaults(func=cmd_solve)

@@ -73,7 +73,7 @@ def cmd_throughput(args) -> int:
 
 
 def add_parsers(sub) -> None:
-    from .cli import NON_NEGATIVE_FLOAT, POSITIVE_FLOAT, POSITIVE_INT, SEED  # the shared argument checks (exit 2)
+    from .cli import NON_NEGATIVE_FLOAT, OUT_FILE, POSITIVE_FLOAT, POSITIVE_INT, SEED  # the shared checks (exit 2)
 
     s = sub.add_parser("throughput", help="simulate a policy, verify it, and measure throughput over a horizon "
                        "beside seed 001's bound")
@@ -84,7 +84,7 @@ def add_parsers(sub) -> None:
     s.add_argument("--horizon", type=POSITIVE_FLOAT, help="window end T (default: the last arrival)")
     s.add_argument("--warmup", type=NON_NEGATIVE_FLOAT, default=0.0, help="window start t0 (default 0)")
     s.add_argument("--json", action="store_true")
-    s.add_argument("--out", help="write the report to this JSON file")
+    s.add_argument("--out", type=OUT_FILE, help="write the report to this JSON file")
     s.add_argument("--force", action="store_true")
     s.set_defaults(func=cmd_throughput)
 
