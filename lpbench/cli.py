@@ -385,6 +385,16 @@ def refuse_unused_generate_options(args) -> None:
     refuse_unread(args, f"generate {args.kind}", GENERATE_OPTIONS[args.kind])
 
 
+def _refuse_total(total: int, what: str) -> None:
+    """generate draws every instance of a run before it writes any (so that a name clash writes nothing): the
+    run's requests together are held to one instance's limit."""
+    from .generators import MAX_REQUESTS
+
+    if total > MAX_REQUESTS:
+        raise InputError(f"{what}: at most {MAX_REQUESTS:,} requests in one run (all are drawn before any is "
+                         f"written), got {total:,}; split it into several runs")
+
+
 def cmd_generate(args) -> int:
     from pathlib import Path
 
@@ -407,6 +417,7 @@ def cmd_generate(args) -> int:
             datas = [infermax.csp51(I, **kw) for I in sizes]
         elif args.kind == "infermax-mix":
             pairs = infermax.PAIRS if args.mix is None else [args.mix]
+            _refuse_total(len(pairs) * (args.B or 64), f"{len(pairs)} mixes x --B")
             datas = [infermax.mix(p, args.B or 64, args.seed, args.memory or 100_000, **kw) for p in pairs]
         else:
             _require(args.kind, ("--I", args.I), ("--O", args.O), ("--B", args.B))
@@ -417,6 +428,7 @@ def cmd_generate(args) -> int:
 
         _require(args.kind, ("--rate", args.rate), ("--requests", args.requests), ("--memory", args.memory),
                  ("--lengths", args.lengths))
+        _refuse_total(args.count * args.requests, "--count x --requests")
         prompt, output = poisson.length_table(args.lengths)
         limits = {"token_budget": args.token_budget} if args.token_budget else None
         make = lambda k: poisson.instance(args.seed, k, args.requests, args.rate, args.memory,  # noqa: E731
@@ -474,6 +486,10 @@ def cmd_list(args) -> int:
 
         for name, cls in POLICIES.items():
             print(f"  {name:<22} models={'/'.join(cls.models):<11} {cls.summary}")
+            defaults = cls.param_defaults()
+            for key, spec in cls.params.items():  # what --param may set
+                default = "from the instance" if defaults[key] is None else f"default {defaults[key]:g}"
+                print(f"  {'':<22} --param {key}: {spec.expect()}, {default}; {spec.what}")
     return 0
 
 

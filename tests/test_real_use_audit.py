@@ -86,3 +86,23 @@ def test_a_repeated_key_and_another_schedule_format_are_refused(capsys, tmp_path
         p.write_text(json.dumps({**d, **change}))
         code, _, err = run(capsys, "verify", str(ROOT / "instances/tiny-slot.json"), str(p))
         assert code == 2 and message in err, change
+
+
+def test_an_empty_out_is_refused_and_a_generate_run_is_held_to_one_instances_size(capsys, tmp_path):
+    code, _, err = run(capsys, "simulate", str(ROOT / "instances/tiny-slot.json"), "--policy", "mc-sf", "--out", "")
+    assert code == 2 and "--out: must be a file name" in err
+    lengths = tmp_path / "lengths.csv"
+    lengths.write_text("ContextTokens,GeneratedTokens\n5,3\n")
+    code, _, err = run(capsys, "generate", "poisson", "--out", str(tmp_path / "g"), "--rate", "5", "--requests",
+                       "6000000", "--count", "2", "--memory", "1000", "--lengths", str(lengths))
+    assert code == 2 and "--count x --requests: at most 10,000,000 requests in one run" in err
+    code, _, err = run(capsys, "generate", "infermax-mix", "--out", str(tmp_path / "g"), "--B", "2000000")
+    assert code == 2 and "mixes x --B: at most 10,000,000" in err
+    assert not (tmp_path / "g").exists()
+
+
+def test_list_policies_shows_each_parameter_with_its_range_and_default(capsys):
+    code, out, _ = run(capsys, "list", "policies")
+    assert code == 0
+    assert "--param depth: a positive integer up to 2^40, default 16;" in out
+    assert "--param alpha: a number in [0, 1), default 0.25;" in out

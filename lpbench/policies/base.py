@@ -53,7 +53,7 @@ class Param:
         noun = "an integer" if self.kind == "int" else "a number"
         lo, hi = self.lo, self.hi
         if self.kind == "int" and lo == 1 and not (self.lo_open or self.hi_open):
-            return f"a positive integer up to {_num(hi)}"
+            return "a positive integer up to 2^40" if hi == MAX_INT else f"a positive integer up to {_num(hi)}"
         if lo == -math.inf and hi == math.inf:
             return "a finite number"
         if hi == math.inf:
