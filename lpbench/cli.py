@@ -417,7 +417,9 @@ def cmd_generate(args) -> int:
             datas = [infermax.csp51(I, **kw) for I in sizes]
         elif args.kind == "infermax-mix":
             pairs = infermax.PAIRS if args.mix is None else [args.mix]
-            _refuse_total(len(pairs) * (args.B or 64), f"{len(pairs)} mixes x --B")
+            from .generators import check_requests
+
+            _refuse_total(len(pairs) * check_requests(args.B or 64, "--B"), f"{len(pairs)} mixes x --B")
             datas = [infermax.mix(p, args.B or 64, args.seed, args.memory or 100_000, **kw) for p in pairs]
         else:
             _require(args.kind, ("--I", args.I), ("--O", args.O), ("--B", args.B))
@@ -428,7 +430,9 @@ def cmd_generate(args) -> int:
 
         _require(args.kind, ("--rate", args.rate), ("--requests", args.requests), ("--memory", args.memory),
                  ("--lengths", args.lengths))
-        _refuse_total(args.count * args.requests, "--count x --requests")
+        from .generators import check_requests
+
+        _refuse_total(args.count * check_requests(args.requests, "--requests"), "--count x --requests")
         prompt, output = poisson.length_table(args.lengths)
         limits = {"token_budget": args.token_budget} if args.token_budget else None
         make = lambda k: poisson.instance(args.seed, k, args.requests, args.rate, args.memory,  # noqa: E731
