@@ -19,6 +19,9 @@ BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
 #: random_seed, HiGHS's random_seed, Gurobi's Seed); more than 1024 threads is a typo, not a machine
 MAX_THREADS, MAX_SEED = 1024, 2**31 - 1
 INT_FIELDS_MAX = {"threads": MAX_THREADS, "seed": MAX_SEED}
+#: the message of an unbounded or infeasible-or-unbounded outcome, status "error", in every backend: no shipped
+#: formulation is unbounded, so one that is has a bug
+UNBOUNDED = "unbounded (or infeasible): a formulation bug"
 STATUSES = ("optimal", "feasible", "infeasible", "time_limit", "licence_limit", "interrupted", "refused", "error")
 
 
@@ -56,17 +59,47 @@ class Backend:
     def solve(self, model, profile: SolverProfile, warm_x: np.ndarray | None = None) -> SolveResult:
         raise NotImplementedError
 
+    @staticmethod
+    def check_options(where: str, options: dict) -> None:
+        """Refuse (InputError, naming ``where``.options.KEY) backend options that cannot work, when the profile
+        is read. The default checks nothing: HiGHS, CP-SAT and Gurobi check their options when they run."""
+
+
+#: the profiles shipped with lpbench (the repository's solvers.toml)
+SHIPPED = Path(__file__).resolve().parents[2] / "solvers.toml"
+#: shipped profile names already noted as shadowed (one warning per name and process)
+_NOTED: set[str] = set()
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def solvers_tomls() -> list[Path]:
+    """The files profiles are read from, in order, the first definition of a name winning: ``$LPBENCH_SOLVERS``
+    (when set; it must exist), ``./solvers.toml`` (when the working directory has one), then the shipped
+    :data:`SHIPPED`. A user file adds profiles and may shadow a shipped one (warned once); the other shipped
+    profiles stay available. Before, the first file found replaced all the others."""
+    files: list[Path] = []
+    env = os.environ.get("LPBENCH_SOLVERS")
+    for path, wanted in ((Path(env) if env else None, True), (Path.cwd() / "solvers.toml", False), (SHIPPED, False)):
+        if path is None or not (wanted or path.is_file()):
+            continue
+        if not any(_same(path, f) for f in files):
+            files.append(path)
+    return files
+
 
 def solvers_toml() -> Path:
-    env = os.environ.get("LPBENCH_SOLVERS")
-    if env:
-        return Path(env)
-    here = Path.cwd() / "solvers.toml"
-    return here if here.is_file() else Path(__file__).resolve().parents[2] / "solvers.toml"
+    """The first file of :func:`solvers_tomls` (where a user's own profiles are read first)."""
+    files = solvers_tomls()
+    return files[0] if files else SHIPPED
 
 
-def load_profiles() -> dict[str, SolverProfile]:
-    path = solvers_toml()
+def _read_file(path: Path) -> dict[str, SolverProfile]:
     data = read_toml(path, f"no solvers.toml found (looked at {path}; set LPBENCH_SOLVERS)")
     profiles = {}
     if not isinstance(data.get("solver", {}), dict):
@@ -98,7 +131,33 @@ def load_profiles() -> dict[str, SolverProfile]:
                 raise InputError(f"{where}.{key}: must be an integer in [{least}, {INT_FIELDS_MAX[key]}], got {v!r}")
         if not isinstance(spec.get("options", {}), dict):
             raise InputError(f"{where}.options: must be a table of backend options, got {spec['options']!r}")
+        BACKENDS.get(spec["backend"]).check_options(where, spec.get("options", {}))
         profiles[name] = SolverProfile(name=name, **{k: v for k, v in spec.items()})
+    return profiles
+
+
+def load_profiles() -> dict[str, SolverProfile]:
+    """Every profile of :func:`solvers_tomls`, the first definition of a name winning; a user profile that
+    shadows a shipped one is noted once (an LpbenchWarning, printed by the CLI as ``lpbench: warning: ...``)."""
+    files = solvers_tomls()
+    if not files:
+        raise InputError(f"no solvers.toml found (looked at {Path.cwd() / 'solvers.toml'} and {SHIPPED}; "
+                         "set LPBENCH_SOLVERS)")
+    profiles: dict[str, SolverProfile] = {}
+    origin: dict[str, Path] = {}
+    for path in files:
+        shipped = _same(path, SHIPPED)
+        for name, prof in _read_file(path).items():
+            if name not in profiles:
+                profiles[name], origin[name] = prof, path
+            elif shipped and name not in _NOTED:
+                _NOTED.add(name)
+                import warnings
+
+                from ..errors import LpbenchWarning
+
+                warnings.warn(f"solver profile {name!r} is read from {origin[name]}, which shadows the shipped "
+                              f"{path}", LpbenchWarning, stacklevel=2)
     return profiles
 
 

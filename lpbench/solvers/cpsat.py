@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..interrupt import REQUESTED, Abandoned, run_interruptible
-from .base import BACKENDS, Backend, SolveResult
+from .base import BACKENDS, UNBOUNDED, Backend, SolveResult
 
 
 def _lazy_module(name: str):
@@ -32,6 +32,21 @@ def _lazy_module(name: str):
 
 
 cp_model = _lazy_module("ortools.sat.python.cp_model")
+
+
+#: tolerance of a bound or right-hand side that is an integer up to float error (1 - 1e-12 is 1, not 0)
+INT_TOL = 1e-9
+#: CP-SAT's domains are int64, and its objective is kept exact only below 2^53: a free or huge bound is clamped
+#: there, and an optimum at the clamp is reported unbounded (:func:`_at_clamp`)
+BIG = 2**53
+
+
+def int_bounds(lower, upper):
+    """Integer bounds of integer variables: lower bounds rounded up, upper bounds down (within INT_TOL), clamped
+    to [-BIG, BIG]. Truncation made [0.5, 2.5] into [0, 2] and [-5, -0.5] into [-5, 0] (audit 10 F10)."""
+    lo = np.ceil(np.asarray(lower, dtype=np.float64) - INT_TOL)
+    up = np.floor(np.asarray(upper, dtype=np.float64) + INT_TOL)
+    return np.clip(lo, -BIG, BIG), np.clip(up, -BIG, BIG)
 
 
 def _as_int(arr, what):
@@ -56,9 +71,14 @@ class CpSatBackend(Backend):
         cost = _as_int(cost, "objective coefficients")
         start, index, value = model.csr()
         value = _as_int(value, "constraint coefficients")
+        lo_int, up_int = int_bounds(lower, upper)
+        if np.any(lo_int > up_int):  # an integer variable whose range holds no integer, e.g. [0.2, 0.8]
+            j = int(np.flatnonzero(lo_int > up_int)[0])
+            return SolveResult("infeasible", solve_seconds=time.perf_counter() - t_enter,
+                               message=f"variable {j} is integer with bounds [{lower[j]:g}, {upper[j]:g}], "
+                                       "which hold no integer")
         m = cp_model.CpModel()
-        big = 2**53
-        xs = [m.NewIntVar(int(max(lower[j], -big)), int(min(upper[j], big)), f"x{j}") for j in range(model.n_vars)]
+        xs = [m.NewIntVar(int(lo_int[j]), int(up_int[j]), f"x{j}") for j in range(model.n_vars)]
         deadline = t_enter + float(profile.time_limit)
         for r in range(model.n_rows):
             if r % 64 == 0 and time.perf_counter() > deadline:
@@ -70,9 +90,9 @@ class CpSatBackend(Backend):
                 continue
             expr = cp_model.LinearExpr.WeightedSum([xs[j] for j in index[a:b]], [int(v) for v in value[a:b]])
             lo, hi = rlo[r], rup[r]
-            if np.isfinite(lo) and np.isfinite(hi) and lo == hi:
+            if np.isfinite(lo) and np.isfinite(hi) and lo == hi and abs(lo - round(lo)) <= INT_TOL:
                 m.Add(expr == int(round(lo)))
-            else:
+            else:  # a fractional equality of integer terms becomes an empty range: infeasible, as it should
                 if np.isfinite(hi):
                     m.Add(expr <= int(np.floor(hi + 1e-9)))
                 if np.isfinite(lo):
@@ -90,6 +110,12 @@ class CpSatBackend(Backend):
         profile = replace(profile, time_limit=profile.time_limit - convert)
         res = solve_cp(m, profile, lambda solver: np.array([solver.Value(v) for v in xs], dtype=np.float64),
                         to_objective=lambda v: v + off)
+        if res.x is not None:
+            at_clamp = (np.abs(res.x) >= BIG) & ((np.abs(lower) > BIG) | (np.abs(upper) > BIG))
+            if at_clamp.any() and cost[at_clamp].any():
+                # a variable with an infinite bound that the objective drove to CP-SAT's clamp: the model is
+                # unbounded (it used to come back "optimal" at -2^53)
+                return SolveResult("error", solve_seconds=res.solve_seconds + convert, message=f"CP-SAT: {UNBOUNDED}")
         return replace(res, solve_seconds=res.solve_seconds + convert)
 
 
@@ -134,6 +160,8 @@ def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v:
         return SolveResult(status, obj, bound, secs, read_solution(solver))
     if st == cp_model.INFEASIBLE:
         return SolveResult("infeasible", solve_seconds=secs)
+    if st == cp_model.MODEL_INVALID and "overflow" in (solver.SolutionInfo() or "").lower():
+        return SolveResult("error", solve_seconds=secs, message=f"CP-SAT: {UNBOUNDED} ({solver.SolutionInfo()})")
     if st == cp_model.UNKNOWN:
         bound = to_objective(solver.BestObjectiveBound())
         if REQUESTED.is_set():

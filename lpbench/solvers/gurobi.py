@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..interrupt import REQUESTED, Abandoned, run_interruptible
-from .base import BACKENDS, Backend, SolveResult
+from .base import BACKENDS, UNBOUNDED, Backend, SolveResult
 
 LICENCE_ERRNO = 10010  # "Model too large for size-limited license"
 
@@ -47,19 +47,32 @@ class GurobiBackend(Backend):
                     if np.isfinite(lo):
                         m.addLConstr(expr, GRB.GREATER_EQUAL, lo)
             m.ObjCon = model.offset
-            m.Params.TimeLimit = float(profile.time_limit)
+            deadline = t0 + float(profile.time_limit)  # building row by row counts against the limit
+            m.Params.TimeLimit = max(deadline - time.perf_counter(), 0.01)
             m.Params.MIPGap = float(profile.rel_gap)
             m.Params.Threads = int(profile.threads)
             m.Params.Seed = int(profile.seed)
             for k, v in profile.options.items():
-                m.setParam(k, v)
+                try:
+                    m.setParam(k, v)
+                except gp.GurobiError as e:  # an unknown parameter or a value out of its range: bad input, as in
+                    # highs.py and cpsat.py (it used to be reported as a solver error, exit 1)
+                    raise InputError(f"solver profile {profile.name!r}: options.{k}: Gurobi rejects {v!r} ({e}; "
+                                     "see Gurobi's parameter list)") from None
             if warm_x is not None and integer.any():
                 for j, v in enumerate(warm_x):
                     xs[j].Start = float(v)
             try:
-                run_interruptible(m.optimize, stop=m.terminate)
+                run_interruptible(m.optimize, stop=m.terminate, deadline=deadline)
+                if m.Status == GRB.INF_OR_UNBD and time.perf_counter() < deadline and not REQUESTED.is_set():
+                    # presolve's dual reductions leave infeasible and unbounded apart; Gurobi's advice: solve again
+                    # without them
+                    m.Params.DualReductions = 0
+                    m.Params.TimeLimit = max(deadline - time.perf_counter(), 0.01)
+                    run_interruptible(m.optimize, stop=m.terminate, deadline=deadline)
             except Abandoned as e:
-                return SolveResult("interrupted", solve_seconds=time.perf_counter() - t0, message=f"Gurobi: {e}")
+                return SolveResult("time_limit" if e.timed_out else "interrupted",
+                                   solve_seconds=time.perf_counter() - t0, message=f"Gurobi: {e}")
         except gp.GurobiError as e:
             secs = time.perf_counter() - t0
             if getattr(e, "errno", None) == LICENCE_ERRNO or "size-limited" in str(e):
@@ -68,19 +81,32 @@ class GurobiBackend(Backend):
                                            f"({model.n_vars} variables, {model.n_rows} rows)")
             return SolveResult("error", solve_seconds=secs, message=f"Gurobi: {e}")
         secs = time.perf_counter() - t0
+        status = m.Status
+        mip = bool(integer.any())
+        if status in (GRB.UNBOUNDED, GRB.INF_OR_UNBD):
+            # INF_OR_UNBD is no proof of infeasibility (it used to be reported "infeasible"), and an unbounded
+            # model's "solution" is a ray's point at -1e30 (it used to be reported "feasible")
+            return SolveResult("error", solve_seconds=secs, message=f"Gurobi: {UNBOUNDED}")
+        if status == GRB.INFEASIBLE:
+            return SolveResult("infeasible", solve_seconds=secs)
         has = m.SolCount > 0
         xv = np.array([v.X for v in xs]) if has else None
         obj = m.ObjVal if has else None
-        mip = bool(integer.any())
-        bound = (m.ObjBound if mip else obj) if has or mip else None
-        if m.Status == GRB.OPTIMAL:
-            return SolveResult("optimal", obj, bound, secs, xv)
-        if m.Status in (GRB.INFEASIBLE, GRB.INF_OR_UNBD):
-            return SolveResult("infeasible", solve_seconds=secs)
-        if m.Status == GRB.INTERRUPTED or REQUESTED.is_set():
-            return SolveResult("interrupted", obj, m.ObjBound if mip else None, secs, xv, "interrupted (Ctrl-C)")
-        if m.Status == GRB.TIME_LIMIT:
-            return SolveResult("time_limit", obj, m.ObjBound if mip else None, secs, xv, "time limit reached")
+        bound = _finite(m.ObjBound) if mip else None  # -inf before the root, +inf where no bound: None, never ±inf
+        if status == GRB.OPTIMAL:
+            return SolveResult("optimal", obj, bound if mip else obj, secs, xv)
+        if status == GRB.INTERRUPTED or REQUESTED.is_set():
+            return SolveResult("interrupted", obj, bound, secs, xv, "interrupted (Ctrl-C)")
+        if status == GRB.TIME_LIMIT:
+            return SolveResult("time_limit", obj, bound, secs, xv, "time limit reached")
         if has:
-            return SolveResult("feasible", obj, m.ObjBound if mip else None, secs, xv, f"Gurobi status {m.Status}")
-        return SolveResult("error", solve_seconds=secs, message=f"Gurobi status {m.Status}")
+            return SolveResult("feasible", obj, bound, secs, xv, f"Gurobi status {status}")
+        return SolveResult("error", solve_seconds=secs, message=f"Gurobi status {status}")
+
+
+def _finite(v) -> float | None:
+    try:
+        v = float(v)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return v if np.isfinite(v) and abs(v) < 1e30 else None  # Gurobi writes "no bound" as ±1e100 or ±inf

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..interrupt import REQUESTED, Abandoned, run_interruptible
-from .base import BACKENDS, Backend, SolveResult
+from .base import BACKENDS, UNBOUNDED, Backend, SolveResult
 
 
 def to_highs(model) -> highspy.Highs:
@@ -89,6 +89,8 @@ class HighsBackend(Backend):
             return SolveResult("optimal", obj, bound, secs, x)
         if st == MS.kInfeasible:
             return SolveResult("infeasible", solve_seconds=secs)
+        if st in (MS.kUnbounded, MS.kUnboundedOrInfeasible):  # no verdict, no objective: the model has a bug
+            return SolveResult("error", solve_seconds=secs, message=f"HiGHS: {UNBOUNDED}")
         bound = info.mip_dual_bound if mip and np.isfinite(info.mip_dual_bound) else None
         if REQUESTED.is_set():
             return SolveResult("interrupted", obj, bound, secs, x, "interrupted (Ctrl-C)")
