@@ -341,7 +341,9 @@ def cmd_export(args) -> int:
 
         runs = run_policies(inst, None, cls.objective_metric)
         incumbent = min(r.objective for r in runs) if runs else None
-    model = cls(inst, incumbent).build()
+    form = cls(inst, incumbent)
+    form.check_size()  # as solve does: a model too large to build is refused (exit 2), not a MemoryError
+    model = form.build()
     h = to_highs(model)
     cols, rows = model.names()
     for j, name in enumerate(cols):
@@ -357,7 +359,8 @@ def cmd_export(args) -> int:
     write_atomic(args.out, native_write, args.force, suffix=suffix, make_parents=False)
     print(f"{args.out}: {args.formulation} for {inst.name}, {model.n_vars} variables, {model.n_rows} rows "
           f"(objective constant {model.offset:g} included" + ("" if model.unit == 1.0 else
-                                                               f"; one objective unit = {model.unit:g} s") + ")")
+                                                               f"; one objective unit = {model.unit:g} s") + ")"
+          + (f"; {cls.export_note}" if cls.export_note else ""))
     return 0
 
 

@@ -149,3 +149,27 @@ def test_a_relaxations_gap_is_to_the_best_verified_schedule(capsys):
     assert rep["gap"] == pytest.approx((rep["best_known"] - rep["bound"]) / rep["best_known"]) and rep["gap"] > 0
     alone = solve_instance(inst, "volume-bound", None, policies=[], time_limit=20)
     assert alone["best_known"] is None and alone["gap"] is None
+
+
+def test_export_is_sized_first_names_every_block_and_says_how_a_maximum_is_written(capsys, tmp_path, monkeypatch):
+    """Audit 10: export built without the size check (a MemoryError where solve refuses with exit 2), blocks
+    without names of their own were written v0, r0, ..., and wc-capacity's min −λ was not said."""
+    import highspy
+
+    monkeypatch.setenv("LPBENCH_MAX_NONZEROS", "50")
+    code, _, err = run(capsys, "export", TINY, "--format", "lp", "--out", str(tmp_path / "big.lp"))
+    assert code == 2 and "matrix entries (limit 50" in err and not (tmp_path / "big.lp").exists()
+    monkeypatch.delenv("LPBENCH_MAX_NONZEROS")
+    out = tmp_path / "v.lp"
+    assert run(capsys, "export", str(ROOT / "instances/slot-12.json"), "--formulation", "volume-lp", "--format", "lp",
+               "--out", str(out))[0] == 0
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(str(out))
+    cols = [h.getColName(j)[1] for j in range(h.getNumCol())]
+    rows = [h.getRowName(i)[1] for i in range(h.getNumRow())]
+    assert all(c.startswith("F_") for c in cols) and all(r.startswith(("window_volume", "F_nondecreasing")) for r in rows)
+    assert len(set(cols)) == len(cols) and len(set(rows)) == len(rows)
+    code, text, _ = run(capsys, "export", str(ROOT / "instances/li-llama3-70b-b512.json"), "--formulation", "wc-capacity", "--format", "lp",
+                        "--out", str(tmp_path / "c.lp"))
+    assert code == 0 and "the file minimises -lambda" in text

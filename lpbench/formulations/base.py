@@ -8,6 +8,7 @@ LP/MPS exporter consume the same object, so one source of truth feeds several em
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
@@ -83,11 +84,23 @@ class LinearModel:
                 cat(self.integer, bool), cat(self.row_lower, np.float64), cat(self.row_upper, np.float64))
 
     def names(self):
-        """(variable names, row names) for export; generic names where a block has none."""
+        """(variable names, row names) for export. A block without names of its own gets its block name made
+        an identifier, with the index within the block ("window volume <= M (t - tau)" row 3:
+        ``window_volume_M_t_tau_3``; a name that would start with a digit is prefixed ``v_``/``r_``)."""
+        used: set[str] = set()
+
         def flat(blocks, parts, prefix):
             out = []
             for (bname, (first, size)), names in zip(blocks.items(), parts):
-                out.extend(names if names is not None else [f"{prefix}{first + k}" for k in range(size)])
+                if names is None:
+                    base = re.sub(r"[^0-9A-Za-z]+", "_", bname).strip("_") or prefix
+                    if base[0].isdigit():
+                        base = f"{prefix}_{base}"
+                    if base in used:  # two block names that read alike
+                        base = f"{base}_{len(used)}"
+                    used.add(base)
+                    names = [f"{base}_{k}" for k in range(size)]
+                out.extend(names)
             return out
 
         return flat(self.var_blocks, self.var_names, "v"), flat(self.row_blocks, self.row_names, "r")
@@ -190,6 +203,8 @@ class Formulation:
 
     #: what to use instead when the model is too large (named in the refusal)
     scalable_alternative: ClassVar[str] = ""
+    #: said by ``lpbench export`` beside the file (e.g. how a maximisation is written, since files minimise)
+    export_note: ClassVar[str] = ""
 
     def check_size(self) -> None:
         """Refuse, before building, a model too large to build in memory (exit 2 with a suggestion)."""

@@ -94,6 +94,7 @@ class CapacityFormulation(Formulation):
     exact = False
     capacity = True
     objective_metric = "makespan"
+    export_note = "the capacity bound is a maximum: the file minimises -lambda, so its optimum is minus the bound"
 
     def __init__(self, inst, incumbent_objective=None, engines: int | None = None):
         super().__init__(inst, incumbent_objective)
