@@ -77,9 +77,8 @@ def _token_counts(values, column: str, path: str, csv: bool = False) -> np.ndarr
 
 def instance(seed: int, k: int, n: int, rate: float, memory: int, prompt: np.ndarray, output: np.ndarray,
              cost_model, limits: dict | None = None, log=announce) -> dict:
-    from .. import instance as v1
+    from ..instance import MAX_ARRIVAL as latest  # the latest arrival time an instance may hold
 
-    latest = float(getattr(v1, "MAX_ARRIVAL", v1.MAX_INT))  # the latest arrival time an instance may hold
     check_requests(n, "--requests")
     if not (math.isfinite(rate) and rate > 0):
         raise InputError(f"--rate: must be a positive number of arrivals per second, got {rate!r}")
