@@ -37,7 +37,7 @@ Conventions and decisions (paper first; where the public artifact differs it is 
   R_w group and does not block its head: a later request may take the memory it freed. From the next batch
   on it is R_w's head. The artifact scans R_w live, so there the evicted request heads R_w at once and,
   not fitting, stops the group: an audit's reference implementation (not shipped) measured fewer evictions
-  under that rule on contended 7B workloads (466 against 423, 97 against 76) and a last batch up to 5 %
+  under that rule on contended 7B workloads (423 against lpbench's 466, 76 against 97) and a last batch up to 5 %
   earlier, so results under heavy contention depend on this choice.
 * Allocation failing for C, P or the batch-size cap never evicts; the head-of-line rule of the
   artifact stops a waiting group at the first request that does not fit (vLLM, Sarathi, §6); the
