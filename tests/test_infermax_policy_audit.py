@@ -1,6 +1,6 @@
-"""The audit of the seed-003 schedulers against Algorithm 1 (docs/audits.md): a Rank scheduler under restart eviction reads a re-queued
-request's need after the restart, and an eviction-free variant without chunked prefill is not refused for a
-refill it can never make. Each case is the reviewer's counterexample."""
+"""The audit of the seed-003 schedulers against Algorithm 1 (docs/audits.md): a Rank scheduler under restart
+eviction reads a re-queued request's need after the restart, and an eviction-free variant without chunked prefill
+is not refused for a refill it can never make. Each case is the reviewer's counterexample."""
 import numpy as np
 import pytest
 

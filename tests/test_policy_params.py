@@ -1,6 +1,6 @@
-"""Policy parameters (``--param KEY=VALUE``, the real-use audit, docs/audits.md): every value is checked against the policy's declaration
-(:attr:`lpbench.policies.base.Policy.params`) before the policy is built, and bad input is exit 2 with one line
-naming the parameter, the value and what was expected -- never exit 3."""
+"""Policy parameters (``--param KEY=VALUE``, the real-use audit, docs/audits.md): every value is checked against
+the policy's declaration (:attr:`lpbench.policies.base.Policy.params`) before the policy is built, and bad input is
+exit 2 with one line naming the parameter, the value and what was expected -- never exit 3."""
 from __future__ import annotations
 
 import inspect
