@@ -33,6 +33,9 @@ def cmd_bench(args) -> int:
 
 
 def _run_bench(args, tasks, store, client) -> int:
+    """Ctrl-C (or a failed write) stops the run at once: the queued tasks are cancelled, the running task
+    processes killed, every task that finished is written, and the run is named with the command that
+    resumes it (exit 130, also under -q)."""
     from .bench.executors import run_tasks
 
     todo = store.pending(tasks)
@@ -41,21 +44,50 @@ def _run_bench(args, tasks, store, client) -> int:
               f"{len(todo)} to run ({args.executor} executor)", file=sys.stderr, flush=True)
     counts: Counter = Counter()
     failures = []
+    written: set[str] = set()
     bar = None
     if not args.quiet:
         from tqdm import tqdm
 
         bar = tqdm(total=len(todo), unit="task", file=sys.stderr, dynamic_ncols=True)
+
+    def record(task, rows):
+        store.write(task, rows)
+        written.add(task["key"])
+        counts[rows[0]["status"]] += 1
+        if rows[0]["status"] in FAILED:
+            failures.append((task["key"], rows[0]["status"], rows[0]["message"]))
+        if bar is not None:
+            bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(counts.items())), refresh=False)
+            bar.update(1)
+
+    execution = None
     try:
-        for task, rows in run_tasks(todo, args.executor, args.workers, client):
-            store.write(task, rows)
-            counts[rows[0]["status"]] += 1
-            if rows[0]["status"] in FAILED:
-                failures.append((task["key"], rows[0]["status"], rows[0]["message"]))
-            if bar is not None:
-                bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(counts.items())), refresh=False)
-                bar.update(1)
+        execution = run_tasks(todo, args.executor, args.workers, client)
+        for task, rows in execution:
+            record(task, rows)
+    except (KeyboardInterrupt, Exception) as e:
+        try:
+            for task, rows in execution.stop() if execution is not None else []:  # finished, not yet written
+                if task["key"] not in written:
+                    try:
+                        record(task, rows)
+                    except Exception:  # e.g. the write that failed, failing again: the others are still kept
+                        pass
+        except KeyboardInterrupt:  # a second Ctrl-C: leave now
+            pass
+        if not isinstance(e, KeyboardInterrupt):
+            raise
+        if bar is not None:
+            bar.close()
+            bar = None
+        stored = len(tasks) - len(todo) + len(written)
+        print(f"lpbench: interrupted: run {store.path} holds {stored} of {len(tasks)} tasks; resume it with "
+              f"{store.resume_command()}", file=sys.stderr, flush=True)
+        return 130
     finally:
+        if execution is not None:
+            execution.close()
         if bar is not None:
             bar.close()
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "nothing to do"
@@ -200,8 +232,8 @@ def add_parsers(sub) -> None:
     s = sub.add_parser("compare", help="regression check of run NEW against run BASELINE (exit 1 on a regression)")
     s.add_argument("baseline", help="run directory")
     s.add_argument("new", help="run directory")
-    s.add_argument("--time-tol", type=float, default=0.5, help="allowed relative growth of build+solve seconds "
-                   "(default 0.5 = +50%%)")
+    s.add_argument("--time-tol", type=float, default=0.5, help="allowed relative growth of a task's wall seconds "
+                   "(build+solve where a run lacks them; default 0.5 = +50%%)")
     s.add_argument("--time-floor", type=float, default=0.5, help="ignore time growth below this many seconds "
                    "(default 0.5)")
     s.add_argument("--json", action="store_true", help="print one JSON object")

@@ -2,6 +2,8 @@
 
 * ``local`` -- a pool of ``workers`` threads, each driving one task process at a time
   (:func:`~lpbench.bench.runner.run_isolated`: one fresh process per task, killed at its deadline).
+  On Ctrl-C (or any exception in the caller's loop) ``stop()`` cancels the queued tasks and kills the running
+  ones at once: every task finished until then keeps its rows, the killed ones have none (``--resume`` reruns them).
 * ``dask`` -- a ``distributed.Client`` connected by ``connect_scheduler`` (a ``dask scheduler`` address, a
   dask-jobqueue cluster's ``scheduler_address``; its caller closes it), or a ``LocalCluster`` on 127.0.0.1 with
   ``workers`` processes.
@@ -16,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Iterator
 
 from ..errors import InputError
-from .runner import failure_rows, run_isolated
+from .runner import Stopper, TaskStopped, failure_rows, run_isolated
 
 EXECUTORS = ("local", "dask")
 CONNECT_TIMEOUT = "20s"  # how long a --scheduler may take to answer
@@ -26,41 +28,107 @@ def default_workers() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
 
 
+class LocalRun:
+    """Iterate for ``(task, rows)`` in completion order. After an exception in the caller's loop (Ctrl-C, a failed
+    write) call :meth:`stop`: it cancels the queued tasks, kills the running ones (their tasks get no rows, so a
+    ``--resume`` runs them again) and returns every task that had finished; :meth:`close` always."""
+
+    def __init__(self, tasks: list[dict], workers: int):
+        self.stopper = Stopper()
+        self.pool = ThreadPoolExecutor(max_workers=workers)
+        self.futures = {self.pool.submit(run_isolated, t, None, self.stopper): t for t in tasks}
+
+    def __iter__(self) -> Iterator[tuple[dict, list[dict]]]:
+        for fut in as_completed(self.futures):
+            try:
+                rows = fut.result()  # run_isolated never raises for a task's own failure
+            except TaskStopped:
+                continue
+            yield self.futures[fut], rows
+
+    def stop(self) -> list[tuple[dict, list[dict]]]:
+        self.stopper.stop()
+        self.pool.shutdown(wait=True, cancel_futures=True)  # the killed tasks' threads return at once
+        return [(t, f.result()) for f, t in self.futures.items()
+                if f.done() and not f.cancelled() and f.exception() is None]
+
+    def close(self) -> None:
+        self.stopper.stop()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskRun:
+    """As :class:`LocalRun`, on ``client`` (left open) when given, else on a LocalCluster of ``workers`` processes
+    made here and closed by :meth:`close`. :meth:`stop` cancels the tasks not finished (a running one's process
+    ends with its worker, or at its own deadline on a remote cluster)."""
+
+    def __init__(self, tasks: list[dict], workers: int, client=None):
+        Client, LocalCluster = _distributed("Client", "LocalCluster")
+        self.cluster = None
+        if client is None:
+            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                        dashboard_address=None)
+            client = Client(self.cluster)
+        self.client = client
+        self.futures = {}
+        for t in tasks:
+            self.futures[client.submit(run_isolated, t, key=f"lpbench-{t['key']}", pure=False, retries=0)] = t
+
+    def _rows(self, fut, timeout=None) -> list[dict]:
+        task = self.futures[fut]
+        try:
+            return fut.result(timeout=timeout)
+        except Exception as e:  # KilledWorker, CommClosedError: the worker died under this task
+            return failure_rows(task, "error", f"dask: {type(e).__name__}: {e}")
+
+    def __iter__(self) -> Iterator[tuple[dict, list[dict]]]:
+        from distributed import as_completed as dask_completed
+
+        for fut in dask_completed(list(self.futures)):
+            yield self.futures[fut], self._rows(fut)
+
+    def stop(self) -> list[tuple[dict, list[dict]]]:
+        done = []
+        for fut, task in self.futures.items():
+            if fut.status == "finished":
+                try:
+                    done.append((task, fut.result(timeout=2)))
+                except Exception:  # gone with a worker that took the SIGINT too: resume runs it again
+                    pass
+        if self.cluster is None:  # a shared scheduler: drop the rest there (our LocalCluster goes with close())
+            try:
+                self.client.cancel([f for f in self.futures if f.status != "finished"])
+            except Exception:
+                pass
+        return done
+
+    def close(self) -> None:
+        if self.cluster is not None:
+            self.client.close()
+            try:
+                self.cluster.close()
+            except Exception as e:  # every row is in: a nanny still restarting a killed worker can fail
+                print(f"warning: Dask LocalCluster shutdown: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def _drive(run) -> Iterator[tuple[dict, list[dict]]]:
+    try:
+        yield from run
+    except BaseException:
+        run.stop()
+        raise
+    finally:
+        run.close()
+
+
 def run_local(tasks: list[dict], workers: int) -> Iterator[tuple[dict, list[dict]]]:
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(run_isolated, t): t for t in tasks}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()  # run_isolated never raises for a task's own failure
+    """:class:`LocalRun` as a generator (stopped and closed when it ends or is closed)."""
+    return _drive(LocalRun(tasks, workers))
 
 
 def run_dask(tasks: list[dict], workers: int, client=None) -> Iterator[tuple[dict, list[dict]]]:
-    """On ``client`` (left open) when given, else on a LocalCluster of ``workers`` processes made and closed here."""
-    Client, LocalCluster = _distributed("Client", "LocalCluster")
-    from distributed import as_completed as dask_completed
-
-    cluster = None
-    if client is None:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None)
-        client = Client(cluster)
-    try:
-        futures = {}
-        for t in tasks:
-            futures[client.submit(run_isolated, t, key=f"lpbench-{t['key']}", pure=False, retries=0)] = t
-        for fut in dask_completed(list(futures)):
-            task = futures[fut]
-            try:
-                rows = fut.result()
-            except Exception as e:  # KilledWorker, CommClosedError: the worker died under this task
-                rows = failure_rows(task, "error", f"dask: {type(e).__name__}: {e}")
-            yield task, rows
-    finally:
-        if cluster is not None:
-            client.close()
-            try:
-                cluster.close()
-            except Exception as e:  # every row is in: a nanny still restarting a killed worker can fail
-                print(f"warning: Dask LocalCluster shutdown: {type(e).__name__}: {e}", file=sys.stderr)
+    """:class:`DaskRun` as a generator (stopped and closed when it ends or is closed)."""
+    return _drive(DaskRun(tasks, workers, client))
 
 
 def _distributed(*names):
@@ -92,10 +160,11 @@ def connect_scheduler(scheduler: str):
 
 
 def run_tasks(tasks: list[dict], executor: str = "local", workers: int | None = None,
-              client=None) -> Iterator[tuple[dict, list[dict]]]:
-    """``client``: a ``connect_scheduler`` client for ``dask`` (default: a LocalCluster)."""
+              client=None) -> LocalRun | DaskRun:
+    """The tasks, started: iterate for ``(task, rows)``; ``stop()`` after an interruption, ``close()`` always.
+    ``client``: a ``connect_scheduler`` client for ``dask`` (default: a LocalCluster)."""
     check_options(executor, workers, None)
     workers = workers or default_workers()
     if executor == "local":
-        return run_local(tasks, workers)
-    return run_dask(tasks, workers, client)
+        return LocalRun(tasks, workers)
+    return DaskRun(tasks, workers, client)

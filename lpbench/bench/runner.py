@@ -15,6 +15,7 @@ import platform
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from datetime import datetime, timezone
@@ -107,26 +108,76 @@ def _stamp(rows: list[dict], wall: float) -> list[dict]:
     return rows
 
 
-def run_isolated(task: dict, command: list[str] | None = None) -> list[dict]:
+class TaskStopped(Exception):
+    """The task was not run, or its process was killed by :meth:`Stopper.stop`: it has no rows (``--resume``
+    runs it again)."""
+
+
+class Stopper:
+    """The task processes that one local run has started, so that Ctrl-C can stop them: :meth:`stop` kills the
+    process group of every running one (each runs in its own session, so a terminal's SIGINT never reaches it)
+    and refuses to start any more."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self.stopped = False
+
+    def start(self, argv: list[str]) -> subprocess.Popen:
+        with self._lock:
+            if self.stopped:
+                raise TaskStopped("not started: the run was stopped")
+            proc = _popen(argv)
+            self._running.add(proc)
+            return proc
+
+    def finished(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._running.discard(proc)
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            for proc in self._running:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):  # already gone
+                    pass
+
+
+def _popen(argv: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def run_isolated(task: dict, command: list[str] | None = None, stopper: Stopper | None = None) -> list[dict]:
     """Run ``task`` in a fresh ``python -m lpbench.bench.runner`` (or ``command``, which reads the task as
-    JSON on stdin and prints its rows as JSON); rows for every outcome."""
+    JSON on stdin and prints its rows as JSON); rows for every outcome. With a ``stopper`` (the local executor's),
+    a task it stopped raises :class:`TaskStopped` instead: it was interrupted, not failed."""
     deadline = task["time_limit"] + task["grace"]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(command or [sys.executable, "-m", "lpbench.bench.runner"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    argv = command or [sys.executable, "-m", "lpbench.bench.runner"]
+    proc = stopper.start(argv) if stopper is not None else _popen(argv)
     try:
-        out, err = proc.communicate(json.dumps(task), timeout=deadline)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the task's own process group: the child and anything it started
-        proc.communicate()
-        return _stamp(failure_rows(task, "timeout", f"killed after {deadline:g}s (time_limit "
-                                   f"{task['time_limit']:g} + grace {task['grace']:g})"), time.perf_counter() - t0)
+        try:
+            out, err = proc.communicate(json.dumps(task), timeout=deadline)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the task's own process group: the child and anything it started
+            proc.communicate()
+            return _stamp(failure_rows(task, "timeout", f"killed after {deadline:g}s (time_limit "
+                                       f"{task['time_limit']:g} + grace {task['grace']:g})"),
+                          time.perf_counter() - t0)
+    finally:
+        if stopper is not None:
+            stopper.finished(proc)
     wall = time.perf_counter() - t0
     if proc.returncode == 0:
         try:
             return _stamp(json.loads(out), wall)
         except json.JSONDecodeError:
             pass
+    if stopper is not None and stopper.stopped:
+        raise TaskStopped(f"killed: the run was stopped (exit {proc.returncode})")
     if proc.returncode < 0:
         msg = f"worker killed by signal {signal.Signals(-proc.returncode).name}"
     else:

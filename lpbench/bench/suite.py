@@ -126,12 +126,14 @@ class Suite:
                                         policies=[p], **common))
         return out
 
-    def fingerprint(self) -> str:
-        """What a run computes: the settings and every task key. ``--resume`` refuses a suite whose
-        fingerprint differs from the run's."""
-        blob = json.dumps({"settings": [self.name, self.pairs, self.policies,
-                                        self.time_limit, self.repetitions, self.seed, self.metric],
-                           "tasks": [t.key for t in self.tasks()]}, sort_keys=True)
+    def fingerprint(self, legacy: bool = False) -> str:
+        """What a run computes: the settings (``grace`` too: it sets each task's deadline) and every task key.
+        ``--resume`` refuses a suite whose fingerprint differs from the run's. ``legacy``: the fingerprint
+        without ``grace`` that runs made before it was included carry in their manifest."""
+        settings = [self.name, self.pairs, self.policies, self.time_limit, self.repetitions, self.seed, self.metric]
+        if not legacy:
+            settings.append(self.grace)
+        blob = json.dumps({"settings": settings, "tasks": [t.key for t in self.tasks()]}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
