@@ -59,8 +59,9 @@ class LocalRun:
 
 class DaskRun:
     """As :class:`LocalRun`, on ``client`` (left open) when given, else on a LocalCluster of ``workers`` processes
-    made here and closed by :meth:`close`. :meth:`stop` cancels the tasks not finished (a running one's process
-    ends with its worker, or at its own deadline on a remote cluster)."""
+    made here and closed by :meth:`close`. :meth:`stop` cancels the tasks not finished. A task already running
+    is not killed: its process runs in its own session, and ends at its own deadline (the runner's alarm at
+    time_limit + grace + 5 s, :func:`lpbench.bench.runner.main`), on a LocalCluster as on a remote one."""
 
     def __init__(self, tasks: list[dict], workers: int, client=None):
         Client, LocalCluster = _distributed("Client", "LocalCluster")

@@ -95,9 +95,10 @@ class GurobiBackend(Backend):
         bound = _finite(m.ObjBound) if mip else None  # -inf before the root, +inf where no bound: None, never ±inf
         if status == GRB.OPTIMAL:
             return SolveResult("optimal", obj, bound if mip else obj, secs, xv)
-        if status == GRB.INTERRUPTED or REQUESTED.is_set():
+        if REQUESTED.is_set():
             return SolveResult("interrupted", obj, bound, secs, xv, "interrupted (Ctrl-C)")
-        if status == GRB.TIME_LIMIT:
+        # INTERRUPTED without Ctrl-C: the deadline watchdog terminated it a moment before its own TimeLimit
+        if status in (GRB.TIME_LIMIT, GRB.INTERRUPTED):
             return SolveResult("time_limit", obj, bound, secs, xv, "time limit reached")
         if has:
             return SolveResult("feasible", obj, bound, secs, xv, f"Gurobi status {status}")

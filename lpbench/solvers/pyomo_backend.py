@@ -55,6 +55,12 @@ OPTION_KEYS = ("solver", "solver_options")
 FEAS_TOL = 1e-6
 
 
+def _limit_value(solver: str, seconds: float):
+    """The time left as the solver's option takes it: glpsol's --tmlim is whole seconds (rounded up, at least
+    1), the others take a float (at least 0.01)."""
+    return max(1, math.ceil(seconds)) if solver == "glpk" else max(seconds, 0.01)
+
+
 class _BuildTimeout(Exception):
     def __init__(self, done: int):
         super().__init__(done)
@@ -209,7 +215,7 @@ class PyomoBackend(Backend):
             opt.options[gap] = float(profile.rel_gap)
         for k, v in sopts.items():
             opt.options[k] = v
-        opt.options[tl] = max(left(), 0.01)
+        opt.options[tl] = _limit_value(name, left())
         log = io.StringIO()
 
         def work():
@@ -221,7 +227,7 @@ class PyomoBackend(Backend):
                 if h is not None:
                     from .highs import stop_at_deadline
                     stop_at_deadline(h, deadline)  # HiGHS's callbacks check the deadline and Ctrl-C
-                opt.options[tl] = max(left(), 0.01)
+                opt.options[tl] = _limit_value(name, left())
             return opt.solve(m, load_solutions=False)
 
         def stop():
