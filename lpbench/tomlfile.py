@@ -3,6 +3,7 @@ file, a directory, bytes that are not UTF-8 or invalid TOML are bad input (exit 
 traceback."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 try:
@@ -10,7 +11,10 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-from .errors import InputError
+from .errors import InputError, LpbenchWarning
+
+#: what :func:`note_shadowing` has already said (once per profile and process)
+_NOTED: set[str] = set()
 
 
 def read_toml(path, missing: str) -> dict:
@@ -30,3 +34,33 @@ def read_toml(path, missing: str) -> dict:
                          "are UTF-8") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"{path}: not valid TOML ({e})") from None
+
+
+def search_order(places: list[Path]) -> list[Path]:
+    """``places`` in order, each once: two spellings of one file or folder (relative and absolute, a link)
+    count as one. The user's own places come before the shipped one, so the first definition of a name wins."""
+    out: list[Path] = []
+    for p in places:
+        if not any(_same(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def is_shipped(path: Path, shipped: Path) -> bool:
+    """Whether ``path`` is the shipped file or folder ``shipped``."""
+    return _same(path, shipped)
+
+
+def note_shadowing(what: str, path: Path, shipped: Path) -> None:
+    """Say once per ``what`` and process (an LpbenchWarning; the CLI prints ``lpbench: warning: ...``) that ``what``
+    is read from the user's ``path``, which shadows the shipped ``shipped`` of the same name."""
+    if what not in _NOTED:
+        _NOTED.add(what)
+        warnings.warn(f"{what} is read from {path}, which shadows the shipped {shipped}", LpbenchWarning, stacklevel=3)

@@ -101,9 +101,9 @@ def test_a_local_models_folder_does_not_hide_the_shipped_profiles(capsys, tmp_pa
     # a local profile with a shipped name shadows it, and says so in one line
     unit = tmp_path / "models/infermax-llama2-7b-a100.toml"
     unit.write_text('form = "unit"\nsource = "test"\n')
-    from lpbench import costmodels
+    from lpbench import costmodels, tomlfile
 
-    monkeypatch.setattr(costmodels, "_NOTED", set())
+    monkeypatch.setattr(tomlfile, "_NOTED", set())
     with pytest.warns(UserWarning, match="shadows the shipped"):
         assert costmodels.load_profile("infermax-llama2-7b-a100").form == "unit"
     assert costmodels.load_profile("li-llama3-70b-2xa100").form != "unit"  # another shipped one, unshadowed

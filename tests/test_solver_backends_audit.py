@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from conftest import TINY, run
 
+from lpbench import tomlfile
 from lpbench.errors import InputError, LpbenchWarning
 from lpbench.formulations.base import LinearModel
 from lpbench.solvers import BACKENDS, SolverProfile, load_profiles
-from lpbench.solvers import base as solvers_base
 
 INF = math.inf
 UNBOUNDED = "unbounded (or infeasible): a formulation bug"
@@ -119,17 +119,22 @@ def test_pyomo_reports_no_objective_for_a_point_that_is_not_feasible(capfd):
     assert capfd.readouterr().err == ""   # F14: Pyomo's log is captured, not printed
 
 
+def _knapsack(seed: int, n: int, k: int, capacity: tuple[int, int]) -> LinearModel:
+    """A random multi-dimensional 0/1 knapsack (minimise −value): n items, k capacity rows drawn in ``capacity``."""
+    rng = np.random.default_rng(seed)
+    m = LinearModel(name="knap")
+    m.add_vars("x", n, 0, 1, integer=True, cost=-rng.integers(10, 100, n))
+    rows, cols = np.divmod(np.arange(k * n), n)
+    m.add_rows("r", k, rows, cols, rng.integers(10, 100, k * n), upper=rng.integers(*capacity, k))
+    return m
+
+
 # -- F14: nothing on stderr under -q --------------------------------------------------------------------------------
 def test_pyomo_prints_nothing_under_quiet(capfd, tmp_path, monkeypatch):
     pytest.importorskip("pyomo")
     # a MIP stopped at a limit with a solution: Pyomo warned "Loading a SolverResults object with an 'aborted'
     # status, but containing a solution"
-    rng = np.random.default_rng(3)
-    n, k = 60, 25
-    m = LinearModel(name="knap")
-    m.add_vars("x", n, 0, 1, integer=True, cost=-rng.integers(10, 100, n))
-    rows, cols = np.divmod(np.arange(k * n), n)
-    m.add_rows("r", k, rows, cols, rng.integers(10, 100, k * n), upper=rng.integers(500, 900, k))
+    m = _knapsack(3, n=60, k=25, capacity=(500, 900))
     res = _solve("pyomo", m, solver="appsi_highs", solver_options={"mip_max_nodes": 1})
     assert res.status in ("feasible", "optimal", "time_limit", "error")
     assert capfd.readouterr().err == ""
@@ -150,12 +155,7 @@ def test_gurobi_non_finite_bound_is_none():
 
     assert _finite(-INF) is None and _finite(INF) is None and _finite(-1e100) is None and _finite(3.5) == 3.5
     _gurobi()
-    rng = np.random.default_rng(5)
-    n, k = 400, 60
-    m = LinearModel(name="knap")
-    m.add_vars("x", n, 0, 1, integer=True, cost=-rng.integers(10, 100, n))
-    rows, cols = np.divmod(np.arange(k * n), n)
-    m.add_rows("r", k, rows, cols, rng.integers(10, 100, k * n), upper=rng.integers(2000, 4000, k))
+    m = _knapsack(5, n=400, k=60, capacity=(2000, 4000))
     res = _solve("gurobi", m, time_limit=0.001)
     assert res.bound is None or math.isfinite(res.bound), res
     json.dumps({"bound": res.bound}, allow_nan=False)
@@ -188,7 +188,7 @@ def test_cpsat_fractional_integer_bounds(lo, up, cost, status, obj):
 # -- F4: user solver profiles add to the shipped ones -----------------------------------------------------------------
 def test_user_solver_profiles_add_to_the_shipped_ones(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("LPBENCH_SOLVERS", raising=False)
-    monkeypatch.setattr(solvers_base, "_NOTED", set())
+    monkeypatch.setattr(tomlfile, "_NOTED", set())
     monkeypatch.chdir(tmp_path)
     (tmp_path / "solvers.toml").write_text('[solver.highs]\nbackend = "cpsat"\n\n[solver.mine]\nbackend = "highs"\n')
     with warnings.catch_warnings(record=True) as caught:

@@ -10,12 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..tomlfile import read_toml
+from ..tomlfile import is_shipped, note_shadowing, read_toml, search_order
 from . import infermax, linear, piecewise, tiled, unit  # noqa: F401  (register the forms)
 from .base import FORMS, CostModel
 
-__all__ = ["FORMS", "CostModel", "build", "models_dir", "models_dirs", "profile_names", "profile_path", "load_profile",
-           "read_profile"]
+__all__ = ["FORMS", "CostModel", "build", "models_dirs", "profile_names", "profile_path", "load_profile", "read_profile"]
 
 
 SHIPPED = Path(__file__).resolve().parents[2] / "models"
@@ -25,31 +24,9 @@ def models_dirs() -> list[Path]:
     """Where profiles are looked up, first match wins: ``$LPBENCH_MODELS`` (when set), ``./models`` (when the
     working directory has one), then the shipped ``models/``. A profile of an earlier folder shadows a shipped
     one of the same name (:func:`read_profile` notes it once); the shipped profiles stay available."""
-    dirs = []
     env = os.environ.get("LPBENCH_MODELS")
-    if env:
-        dirs.append(Path(env))
     here = Path.cwd() / "models"
-    if here.is_dir():
-        dirs.append(here)
-    dirs.append(SHIPPED)
-    unique: list[Path] = []
-    for d in dirs:
-        if not any(_same(d, u) for u in unique):
-            unique.append(d)
-    return unique
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
-
-
-def models_dir() -> Path:
-    """The first folder of :func:`models_dirs` (where a user's own profiles are read first)."""
-    return models_dirs()[0]
+    return search_order([*([Path(env)] if env else []), *([here] if here.is_dir() else []), SHIPPED])
 
 
 def profile_names() -> list[str]:
@@ -68,23 +45,14 @@ def profile_path(name: str) -> Path | None:
     return None
 
 
-_NOTED: set[str] = set()
-
-
 def read_profile(name: str) -> dict:
     path = profile_path(name)
     if path is None:
         raise InputError(f"cost_model: unknown profile {name!r}; expected one of: {', '.join(profile_names())} "
                          f"(looked in {', '.join(str(d) for d in models_dirs())})")
     shipped = SHIPPED / f"{name}.toml"
-    if not _same(path.parent, SHIPPED) and shipped.is_file() and name not in _NOTED:
-        _NOTED.add(name)
-        import warnings
-
-        from ..errors import LpbenchWarning
-
-        warnings.warn(f"cost_model: profile {name!r} is read from {path}, which shadows the shipped {shipped}",
-                      LpbenchWarning, stacklevel=2)
+    if not is_shipped(path.parent, SHIPPED) and shipped.is_file():
+        note_shadowing(f"cost_model: profile {name!r}", path, shipped)
     return read_toml(path, f"cost_model: unknown profile {name!r}")
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Registry
-from ..tomlfile import read_toml
+from ..tomlfile import is_shipped, note_shadowing, read_toml, search_order
 
 BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
 #: the largest threads and seed of a profile: a seed is a 32-bit signed integer in every backend (CP-SAT's
@@ -67,15 +67,6 @@ class Backend:
 
 #: the profiles shipped with lpbench (the repository's solvers.toml)
 SHIPPED = Path(__file__).resolve().parents[2] / "solvers.toml"
-#: shipped profile names already noted as shadowed (one warning per name and process)
-_NOTED: set[str] = set()
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
 
 
 def solvers_tomls() -> list[Path]:
@@ -83,20 +74,9 @@ def solvers_tomls() -> list[Path]:
     (when set; it must exist), ``./solvers.toml`` (when the working directory has one), then the shipped
     :data:`SHIPPED`. A user file adds profiles and may shadow a shipped one (warned once); the other shipped
     profiles stay available. Before, the first file found replaced all the others."""
-    files: list[Path] = []
     env = os.environ.get("LPBENCH_SOLVERS")
-    for path, wanted in ((Path(env) if env else None, True), (Path.cwd() / "solvers.toml", False), (SHIPPED, False)):
-        if path is None or not (wanted or path.is_file()):
-            continue
-        if not any(_same(path, f) for f in files):
-            files.append(path)
-    return files
-
-
-def solvers_toml() -> Path:
-    """The first file of :func:`solvers_tomls` (where a user's own profiles are read first)."""
-    files = solvers_tomls()
-    return files[0] if files else SHIPPED
+    here = Path.cwd() / "solvers.toml"
+    return search_order([*([Path(env)] if env else []), *(p for p in (here, SHIPPED) if p.is_file())])
 
 
 def _read_file(path: Path) -> dict[str, SolverProfile]:
@@ -146,18 +126,12 @@ def load_profiles() -> dict[str, SolverProfile]:
     profiles: dict[str, SolverProfile] = {}
     origin: dict[str, Path] = {}
     for path in files:
-        shipped = _same(path, SHIPPED)
+        shipped = is_shipped(path, SHIPPED)
         for name, prof in _read_file(path).items():
             if name not in profiles:
                 profiles[name], origin[name] = prof, path
-            elif shipped and name not in _NOTED:
-                _NOTED.add(name)
-                import warnings
-
-                from ..errors import LpbenchWarning
-
-                warnings.warn(f"solver profile {name!r} is read from {origin[name]}, which shadows the shipped "
-                              f"{path}", LpbenchWarning, stacklevel=2)
+            elif shipped:
+                note_shadowing(f"solver profile {name!r}", origin[name], path)
     return profiles
 
 
