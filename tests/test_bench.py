@@ -376,7 +376,11 @@ def test_dask_worker_killed_under_a_task_becomes_error_rows(monkeypatch):
     monkeypatch.setattr(executors, "run_isolated", namespace["die"])
     tasks = [t.to_dict() for t in load_suite(TINY).tasks()]
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        results = list(executors.run_dask(tasks, workers=1))
+        run = executors.run_tasks(tasks, "dask", workers=1)
+        try:
+            results = list(run)
+        finally:
+            run.close()
     assert len(results) == len(tasks)
     for task, rows in results:
         assert [r["method"] for r in rows] == [task["formulation"], *task["policies"]]

@@ -47,14 +47,13 @@ class LocalRun:
             yield self.futures[fut], rows
 
     def stop(self) -> list[tuple[dict, list[dict]]]:
-        self.stopper.stop()
-        self.pool.shutdown(wait=True, cancel_futures=True)  # the killed tasks' threads return at once
+        self.close()
         return [(t, f.result()) for f, t in self.futures.items()
                 if f.done() and not f.cancelled() and f.exception() is None]
 
     def close(self) -> None:
         self.stopper.stop()
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool.shutdown(wait=True, cancel_futures=True)  # the killed tasks' threads return at once
 
 
 class DaskRun:
@@ -110,26 +109,6 @@ class DaskRun:
                 self.cluster.close()
             except Exception as e:  # every row is in: a nanny still restarting a killed worker can fail
                 print(f"warning: Dask LocalCluster shutdown: {type(e).__name__}: {e}", file=sys.stderr)
-
-
-def _drive(run) -> Iterator[tuple[dict, list[dict]]]:
-    try:
-        yield from run
-    except BaseException:
-        run.stop()
-        raise
-    finally:
-        run.close()
-
-
-def run_local(tasks: list[dict], workers: int) -> Iterator[tuple[dict, list[dict]]]:
-    """:class:`LocalRun` as a generator (stopped and closed when it ends or is closed)."""
-    return _drive(LocalRun(tasks, workers))
-
-
-def run_dask(tasks: list[dict], workers: int, client=None) -> Iterator[tuple[dict, list[dict]]]:
-    """:class:`DaskRun` as a generator (stopped and closed when it ends or is closed)."""
-    return _drive(DaskRun(tasks, workers, client))
 
 
 def _distributed(*names):
