@@ -33,8 +33,10 @@ def _umask() -> int:
     return mask
 
 
-def check_target(path: str | Path, force: bool = False, flag: str = "--out", make_parents: bool = True) -> Path:
-    """Refuse a path that cannot (or must not) receive a regular file; return it as a Path."""
+def check_target(path: str | Path, force: bool = False, flag: str = "--out", make_parents: bool = True,
+                 exists: str | None = None) -> Path:
+    """Refuse a path that cannot (or must not) receive a regular file; return it as a Path. ``exists``: the
+    message for an existing file without ``force`` (default: choose another path or pass --force)."""
     p = Path(path)
     if "\0" in str(path):
         raise InputError(f"{flag}: {str(path)!r} contains a NUL byte")
@@ -54,7 +56,7 @@ def check_target(path: str | Path, force: bool = False, flag: str = "--out", mak
         if not stat.S_ISREG(st.st_mode):
             raise InputError(f"{flag}: {p} is not a regular file (a device, pipe or socket); refusing to replace it")
         if not force:
-            raise InputError(f"{flag}: {p} already exists; choose another path or pass --force to overwrite")
+            raise InputError(exists or _exists_message(flag, p))
     writable_directory(p.parent if str(p.parent) else Path("."), p, flag, make_parents=make_parents)
     return p
 
@@ -79,12 +81,33 @@ def writable_directory(start: Path, target: Path, flag: str = "--out", make_pare
     return anc
 
 
+def _exists_message(flag: str, p: Path) -> str:
+    return f"{flag}: {p} already exists; choose another path or pass --force to overwrite"
+
+
+def _link_into_place(tmp: str, target: Path) -> None:
+    """Put the finished ``tmp`` at ``target`` without ever replacing a file there (``FileExistsError`` if one
+    appeared since the check): a hard link, which fails on an existing target; where hard links are not
+    supported, ``target`` is reserved with ``O_CREAT | O_EXCL`` and ``tmp`` renamed onto it."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise
+        os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.replace(tmp, target)
+
+
 def write_atomic(path: str | Path, write: Callable[[str], None], force: bool = False, flag: str = "--out",
-                 suffix: str = ".tmp", make_parents: bool = True) -> Path:
+                 suffix: str = ".tmp", make_parents: bool = True, exists: str | None = None) -> Path:
     """Create ``path`` atomically: ``write(tmp_path)`` fills a temporary file in the target directory
-    (it may reopen the path, as native LP/MPS writers do), which is then renamed onto ``path``.
-    ``suffix`` is the temporary file's ending (native writers choose the format from it)."""
-    p = check_target(path, force, flag, make_parents)
+    (it may reopen the path, as native LP/MPS writers do), which is then put in place. ``suffix`` is the
+    temporary file's ending (native writers choose the format from it). Without ``force`` the file is linked
+    into place, so one that another process created meanwhile is never replaced (``exists``, or the default
+    message, as for one that was there before)."""
+    p = check_target(path, force, flag, make_parents, exists)
     parent = p.parent if str(p.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -97,7 +120,14 @@ def write_atomic(path: str | Path, write: Callable[[str], None], force: bool = F
         write(tmp)
         if not os.path.isfile(tmp) or (os.path.getsize(tmp) == 0):
             raise InputError(f"{flag}: writing {p} produced no data")
-        os.replace(tmp, p)
+        if force:
+            os.replace(tmp, p)
+        else:
+            try:
+                _link_into_place(tmp, p)
+            except FileExistsError:
+                raise InputError(exists or _exists_message(flag, p)) from None
+            _remove(tmp)
     except OSError as e:
         _remove(tmp)
         if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
@@ -149,6 +179,8 @@ def write_instance_columns(path: str | Path, head: dict, columns: dict, force: b
     return write_atomic(path, fill, force, flag, make_parents=make_parents)
 
 
-def write_parquet(path: str | Path, frame, force: bool = False, flag: str = "--out") -> Path:
-    """A pandas DataFrame as Parquet, written to a temporary file and renamed into place (atomic)."""
-    return write_atomic(path, lambda tmp: frame.to_parquet(tmp, index=False), force, flag, suffix=".parquet.tmp")
+def write_parquet(path: str | Path, frame, force: bool = False, flag: str = "--out", make_parents: bool = True,
+                  exists: str | None = None) -> Path:
+    """A pandas DataFrame as Parquet, written to a temporary file and put into place (atomic; see write_atomic)."""
+    return write_atomic(path, lambda tmp: frame.to_parquet(tmp, index=False), force, flag, suffix=".parquet.tmp",
+                        make_parents=make_parents, exists=exists)

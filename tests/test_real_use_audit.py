@@ -106,3 +106,22 @@ def test_list_policies_shows_each_parameter_with_its_range_and_default(capsys):
     assert code == 0
     assert "--param depth: a positive integer up to 2^40, default 16;" in out
     assert "--param alpha: a number in [0, 1), default 0.25;" in out
+
+
+def test_an_output_never_replaces_a_file_that_appeared_while_it_was_written(tmp_path):
+    """write_atomic checks the target, writes a temporary file, then links it into place: a file another process
+    created in between is kept (refused with the same message), and nothing is left behind; --force replaces."""
+    from lpbench.errors import InputError
+    from lpbench.outputs import write_atomic
+
+    target = tmp_path / "out.json"
+
+    def racing(tmp):
+        open(tmp, "w").write("mine")
+        target.write_text("theirs")  # created after the check, before ours is in place
+
+    with pytest.raises(InputError, match="already exists; choose another path or pass --force"):
+        write_atomic(target, racing)
+    assert target.read_text() == "theirs" and sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+    write_atomic(target, lambda tmp: open(tmp, "w").write("forced"), force=True)
+    assert target.read_text() == "forced"

@@ -15,13 +15,10 @@ a file that is not a readable manifest, Parquet part or results store is bad inp
 """
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
-import os
 import shlex
 import subprocess
-import tempfile
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,7 +28,7 @@ import pyarrow as pa
 
 from .. import __version__
 from ..errors import InputError, LpbenchWarning
-from ..outputs import _umask, writable_directory, write_json
+from ..outputs import writable_directory, write_json, write_parquet
 from ..tomlfile import tomllib
 from .suite import Suite
 
@@ -68,11 +65,6 @@ def _damage(e: Exception) -> str:
     return " ".join(str(e).split()).split(". ")[0]  # pyarrow's first sentence names the problem
 
 
-def _load(path: Path) -> pd.DataFrame:
-    """A Parquet file's rows; ``OSError`` / ``pa.ArrowException`` when it is not readable Parquet."""
-    return pd.read_parquet(path)
-
-
 def _missing(frame: pd.DataFrame) -> list[str]:
     return [c for c in COLUMNS if c not in frame.columns]
 
@@ -103,44 +95,6 @@ def resume_command(manifest: dict, path: Path) -> str:
     """The command that finishes the run at ``path``."""
     suite = manifest.get("suite_path") if isinstance(manifest.get("suite_path"), str) else "SUITE"
     return f"lpbench bench {shlex.quote(suite)} --resume {shlex.quote(str(path))}"
-
-
-def _publish(frame: pd.DataFrame, target: Path, hint: str) -> None:
-    """Write ``frame`` to ``target`` atomically, never replacing an existing file: a temporary file in the same
-    directory, hard-linked to ``target`` (``os.link`` fails if it exists), then unlinked. Where hard links are not
-    supported, ``target`` is reserved with ``O_CREAT | O_EXCL`` and the temporary file renamed onto it."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as e:
-        raise InputError(f"run {target.parent}: cannot write {target.name}: {e.strerror or e}") from None
-    os.close(fd)
-    clash = InputError(f"run {target.parent}: {target.name} already exists: another lpbench bench stored this "
-                       f"task meanwhile (two runs writing to one run directory?); its part is kept. Let it "
-                       f"finish, then: {hint}")
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())
-        frame.to_parquet(tmp, index=False)
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            raise clash from None
-        except OSError as e:
-            if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
-                raise
-            try:
-                os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            except FileExistsError:
-                raise clash from None
-            os.replace(tmp, target)
-    except OSError as e:
-        if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
-            raise InputError(f"run {target.parent}: cannot write {target.name}: {e.strerror}") from None
-        raise
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 class RunStore:
@@ -198,9 +152,6 @@ class RunStore:
     def resume_command(self) -> str:
         return resume_command(self.manifest, self.path)
 
-    def done(self) -> set[str]:
-        return {p.name for p in self.path.glob("part-*.parquet")}
-
     def pending(self, tasks: list[dict]) -> list[dict]:
         """The tasks without a good part. Each part is read: a damaged one (not readable Parquet, no rows, or
         missing row columns) is renamed ``<part>.damaged`` with a warning and its task runs again; a part that
@@ -209,7 +160,7 @@ class RunStore:
         done = set()
         for f in sorted(self.path.glob("part-*.parquet")):
             try:
-                frame = _load(f)
+                frame = pd.read_parquet(f)
                 why = ("it holds no rows" if frame.empty else
                        f"it lacks the column(s) {', '.join(_missing(frame)[:4])}" if _missing(frame) else None)
             except (OSError, pa.ArrowException) as e:
@@ -237,7 +188,11 @@ class RunStore:
         frame.insert(0, "run", self.name)
         frame["git_commit"] = self.commit
         frame["suite_fingerprint"] = self.manifest.get("fingerprint")
-        _publish(frame, self.path / part_name(task["key"]), self.resume_command())
+        target = self.path / part_name(task["key"])
+        write_parquet(target, frame, flag=f"run {self.path}", make_parents=False,
+                      exists=f"run {self.path}: {target.name} already exists: another lpbench bench stored this task "
+                             f"meanwhile (two runs writing to one run directory?); its part is kept. Let it finish, "
+                             f"then: {self.resume_command()}")
 
 
 def _read_manifest(path: Path, flag: str) -> dict:
@@ -266,7 +221,7 @@ def _legacy_match(manifest: dict, suite: Suite) -> bool:
 def _read_part(path: Path, run: Path | None = None, manifest: dict | None = None) -> pd.DataFrame:
     """One Parquet file of rows: a part of ``run``, or a file given alone (``run`` None)."""
     try:
-        frame = _load(path)
+        frame = pd.read_parquet(path)
     except (OSError, pa.ArrowException) as e:
         why = _damage(e)
         if run is None:
