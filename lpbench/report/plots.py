@@ -32,6 +32,7 @@ from ..instance import Instance
 from ..outputs import check_target, write_atomic
 from ..schedule import Schedule
 from ..semantics import RequestStates
+from .tables import proven
 
 
 def _plt():
@@ -97,10 +98,6 @@ def _save(fig, out: str | Path, force: bool = False) -> list[Path]:
     return paths
 
 
-#: the proof test of :func:`lpbench.report.tables.ratio_table`: an optimal row whose interval collapsed
-_PROOF_RTOL = 1e-9
-
-
 def _tightest(p: pd.DataFrame) -> pd.DataFrame:
     """One row per (instance, policy, repetition): its tightest certificate over the (formulation, solver)
     pairs -- a proven row (status optimal, interval collapsed) if any, else the narrowest interval (an open one,
@@ -109,7 +106,7 @@ def _tightest(p: pd.DataFrame) -> pd.DataFrame:
     upper = pd.to_numeric(p["ratio_upper"], errors="coerce")
     lower = pd.to_numeric(p["ratio_lower"], errors="coerce")
     p["_open"] = upper.isna() | ~np.isfinite(upper)
-    p["proven"] = (p["status"] == "optimal") & ~p["_open"] & ((upper - lower).abs() <= _PROOF_RTOL * lower)
+    p["proven"] = proven(p)
     p["_width"] = (upper - lower).where(~p["_open"], np.inf)
     p["_neg_lower"] = -lower
     for c in ("formulation", "solver"):

@@ -18,6 +18,7 @@ changes the order, not the groups). LaTeX output escapes ``_``, ``&``, ``%`` and
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -42,14 +43,19 @@ def latency_table(df: pd.DataFrame, by: list[str] | None = None, column: str = "
     return t.reset_index().rename(columns={"method": "algorithm"})
 
 
+def proven(p: pd.DataFrame) -> pd.Series:
+    """Policy rows whose ratio is proven: status optimal and the interval collapsed, as solve reports a proven
+    optimum (a relaxation solved to its own optimum has status optimal too, but its interval stays open unless its
+    bound meets the best schedule). The ratio table and the ratio histogram both count by it."""
+    upper = pd.to_numeric(p["ratio_upper"], errors="coerce")
+    lower = pd.to_numeric(p["ratio_lower"], errors="coerce")
+    return (p["status"] == "optimal") & np.isfinite(upper) & ((upper - lower).abs() <= 1e-9 * lower)
+
+
 def ratio_table(df: pd.DataFrame, by: list[str] | None = None) -> pd.DataFrame:
     p = df[(df["kind"] == "policy") & df["ratio_lower"].notna()].copy()
-    # proven: the interval collapsed, as solve reports a proven optimum (a relaxation solved to its own optimum
-    # has status optimal too, but its interval stays open unless its bound meets the best schedule)
-    proven = (p["status"] == "optimal") & p["ratio_upper"].notna() & (
-        (p["ratio_upper"] - p["ratio_lower"]).abs() <= 1e-9 * p["ratio_lower"])
-    p["proven"] = proven
-    p["exact"] = proven & (p["ratio_lower"] <= 1 + 1e-9)
+    p["proven"] = proven(p)
+    p["exact"] = p["proven"] & (p["ratio_lower"] <= 1 + 1e-9)
     keys = _keys(by, ["method", "formulation", "solver"])
 
     def summary(g):
