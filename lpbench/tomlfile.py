@@ -16,6 +16,16 @@ from .errors import InputError, LpbenchWarning
 #: what :func:`note_shadowing` has already said (once per profile and process)
 _NOTED: set[str] = set()
 
+#: where a wheel carries the repository's ``models/`` and ``solvers.toml`` (setup.py copies them at build time)
+PACKAGED = Path(__file__).resolve().parent / "_shipped"
+
+
+def shipped(name: str) -> Path:
+    """The shipped ``name`` (``models`` or ``solvers.toml``): the copy inside the installed package when lpbench
+    was installed from a wheel, else the repository's own (a checkout or an editable install)."""
+    packaged = PACKAGED / name
+    return packaged if packaged.exists() else Path(__file__).resolve().parents[1] / name
+
 
 def read_toml(path, missing: str) -> dict:
     """The TOML document at ``path``; InputError(``missing``) if there is no such file."""

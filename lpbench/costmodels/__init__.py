@@ -1,6 +1,6 @@
 """GPU cost models: one small interface (:class:`CostModel`), one module per form, and named
 profiles in ``models/*.toml`` files (each naming its source): ``$LPBENCH_MODELS`` and ``./models`` are searched
-first, then the repository's ``models/`` (:func:`models_dirs`)."""
+first, then the shipped ``models/`` (:func:`models_dirs`; the repository's, or the wheel's copy of it)."""
 from __future__ import annotations
 
 import math
@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..tomlfile import is_shipped, note_shadowing, read_toml, search_order
+from ..tomlfile import is_shipped, note_shadowing, read_toml, search_order, shipped
 from . import infermax, linear, piecewise, tiled, unit  # noqa: F401  (register the forms)
 from .base import FORMS, CostModel
 
 __all__ = ["FORMS", "CostModel", "build", "models_dirs", "profile_names", "profile_path", "load_profile", "read_profile"]
 
 
-SHIPPED = Path(__file__).resolve().parents[2] / "models"
+SHIPPED = shipped("models")
 
 
 def models_dirs() -> list[Path]:

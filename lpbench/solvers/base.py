@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..registry import Registry
-from ..tomlfile import is_shipped, note_shadowing, read_toml, search_order
+from ..tomlfile import is_shipped, note_shadowing, read_toml, search_order, shipped
 
 BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
 #: the largest threads and seed of a profile: a seed is a 32-bit signed integer in every backend (CP-SAT's
@@ -65,8 +65,8 @@ class Backend:
         is read. The default checks nothing: HiGHS, CP-SAT and Gurobi check their options when they run."""
 
 
-#: the profiles shipped with lpbench (the repository's solvers.toml)
-SHIPPED = Path(__file__).resolve().parents[2] / "solvers.toml"
+#: the profiles shipped with lpbench (the repository's solvers.toml, or the wheel's copy of it)
+SHIPPED = shipped("solvers.toml")
 
 
 def solvers_tomls() -> list[Path]:
