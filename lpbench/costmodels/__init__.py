@@ -104,12 +104,19 @@ def build(spec, path: str = "cost_model") -> CostModel:
 MAX_COEFFICIENT = 1e12
 
 
+#: the least time of a one-token batch: the float clock resolves about 1.5e-8 at the latest arrival an instance
+#: may have (1e8, ``instance.MAX_ARRIVAL``), so shorter batches would vanish into rounding there (no GPU batch
+#: takes under a microsecond)
+MIN_BATCH_TIME = 1e-6
+
+
 def _check_batch_time(model: CostModel, path: str) -> None:
-    """A batch that does work must take a positive, finite time (else latencies are 0 or inf)."""
+    """A batch that does work must take a finite time of at least :data:`MIN_BATCH_TIME` (else latencies are 0,
+    inf, or lost to the clock's rounding)."""
     one = np.ones(1, dtype=np.int64)
     zero = np.zeros(1, dtype=np.int64)
     for phase, decode in (("prefill", False), ("decode", True)):
         t = model.batch_time(one, zero if not decode else one, np.array([decode]))
-        if not (math.isfinite(t) and t > 0):
-            raise InputError(f"{path}: the time of a one-token {phase} batch must be positive and finite, got {t!r} "
-                             f"(check the coefficients of form {model.form!r})")
+        if not (math.isfinite(t) and t >= MIN_BATCH_TIME):
+            raise InputError(f"{path}: the time of a one-token {phase} batch must be finite and at least "
+                             f"{MIN_BATCH_TIME:g}, got {t!r} (check the coefficients of form {model.form!r})")
