@@ -22,12 +22,16 @@ def cmd_bench(args) -> int:
     tasks = [t.to_dict() for t in suite.tasks()]
     check_options(args.executor, args.workers, args.scheduler)
     store = RunStore.resume(args.out, args.resume, suite) if args.resume else None
-    if store is None:
-        check_out(args.out)
-    client = connect_scheduler(args.scheduler) if args.scheduler else None
+    client = None
     try:
-        return _run_bench(args, tasks, store or RunStore.create(args.out, suite, args.executor), client)
+        if store is None:
+            check_out(args.out)
+        client = connect_scheduler(args.scheduler) if args.scheduler else None
+        store = store or RunStore.create(args.out, suite, args.executor)
+        return _run_bench(args, tasks, store, client)
     finally:
+        if store is not None:
+            store.close()
         if client is not None:
             client.close()
 

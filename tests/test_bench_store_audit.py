@@ -233,7 +233,34 @@ def test_a_second_write_of_a_task_is_refused_and_keeps_the_first(sim_run, tmp_pa
     (msg,) = e.value.lines()
     assert "already exists" in msg and "--force" not in msg and f"--resume {copy}" in msg
     assert (copy / part_name(task["key"])).read_bytes() == before
-    assert not [p for p in copy.iterdir() if p.name.startswith(".")]  # no temporary file left
+    store.close()
+    assert not [p for p in copy.iterdir() if p.name.startswith(".") and p.name != ".lock"]  # no temporary file left
+
+
+def test_a_run_in_progress_cannot_be_resumed_twice(sim_run, tmp_path, capsys):
+    """Two --resume of one run would run its pending tasks twice: the second is refused (exit 2) while the
+    first holds the run, and accepted once it is done; a process killed while holding it leaves no stale lock."""
+    suite, run = sim_run
+    copy = copy_run(run, tmp_path / "copy")
+    part = sorted(copy.glob("part-*.parquet"))[0]
+    part.unlink()
+    first = RunStore.resume(tmp_path, str(copy), load_suite(suite))
+    rc, out, err = cli(capsys, ["bench", str(suite), "--resume", str(copy), "-q"])
+    assert rc == 2 and "is in progress in another lpbench bench" in err and str(copy / ".lock") in err, err
+    assert not part.exists()  # the refused resume ran nothing
+    first.close()
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print(1, flush=True); time.sleep(60)",
+                               str(copy / ".lock")], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "1"
+    holder.kill()
+    holder.wait()
+    holder.stdout.close()
+    rc, out, err = cli(capsys, ["bench", str(suite), "--resume", str(copy), "-q"])
+    assert rc == 0 and "ran 1 of 2 tasks" in out, err
+    assert part.exists()
+    rc, out, err = cli(capsys, ["bench", str(suite), "--resume", str(copy), "-q"])  # the lock was released
+    assert rc == 0 and "nothing to do" in out
 
 
 # F7: resumed rows carry the code that computed them
@@ -267,6 +294,8 @@ def test_grace_is_part_of_the_fingerprint(sim_run, tmp_path, capsys):
     del manifest["task_keys"]
     manifest["fingerprint"] = load_suite(suite).fingerprint(legacy=True)
     (legacy / "manifest.json").write_text(json.dumps(manifest))
-    assert RunStore.resume(tmp_path, str(legacy), load_suite(suite)).path == legacy
+    store = RunStore.resume(tmp_path, str(legacy), load_suite(suite))
+    assert store.path == legacy
+    store.close()
     with pytest.raises(InputError, match="the suite changed"):
         RunStore.resume(tmp_path, str(legacy), load_suite(changed))

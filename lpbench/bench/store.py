@@ -1,8 +1,9 @@
 """The results store: ``<out>/<run>/`` holds ``manifest.json`` and one Parquet part per finished task.
 
 A part is written to a temporary file and linked into place when its task finishes, so a run killed at
-any moment keeps every finished task and no half-written file, and an existing part is never replaced (two
-runs resuming one directory: the second writer of a task is refused). A run directory is never reused: a new
+any moment keeps every finished task and no half-written file, and an existing part is never replaced. A run
+holds an exclusive lock on ``<run>/.lock`` while it runs (released when its process ends, however it ends), so a
+second ``--resume`` of a run in progress is refused instead of running its pending tasks twice. A run directory is never reused: a new
 run gets a fresh name (``<suite>-<UTC time>``, with ``-2``, ``-3`` on a clash). ``--resume RUN`` reopens one,
 refuses it when the suite's fingerprint (settings, grace included, and task list) changed, sets a damaged part
 aside (``<part>.damaged``) and runs only the tasks without a good part. Rows are tidy: one per (instance,
@@ -33,6 +34,7 @@ from ..tomlfile import tomllib
 from .suite import Suite
 
 MANIFEST = "manifest.json"
+LOCK = ".lock"
 #: the row columns that ``compare``, ``table`` and ``plot`` read: a Parquet file without them is no results store
 COLUMNS = ("instance", "instance_hash", "kind", "method", "formulation", "solver", "repetition", "status",
            "objective", "bound", "gap", "ratio_lower", "ratio_upper", "verified", "build_seconds", "solve_seconds")
@@ -98,10 +100,12 @@ def resume_command(manifest: dict, path: Path) -> str:
 
 
 class RunStore:
-    def __init__(self, path: Path, manifest: dict):
+    def __init__(self, path: Path, manifest: dict, lock):
         self.path = path
         self.manifest = manifest
         self.name = path.name
+        #: the open, locked ``.lock`` file (:func:`_lock`), held until :meth:`close` or the process ends
+        self.lock = lock
         #: the code that computes this session's rows (a resumed run's manifest names the code that started it)
         self.commit = git_commit()
 
@@ -121,13 +125,14 @@ class RunStore:
         else:
             raise InputError(f"--out: {out} already holds {base} and 998 more runs of that second; choose another "
                              "results directory")
+        lock = _lock(path, "--out")
         keys = [t.key for t in suite.tasks()]
         manifest = {"suite": suite.name, "suite_path": suite.path, "fingerprint": suite.fingerprint(),
                     "tasks": len(keys), "task_keys": keys, "created": stamp, "executor": executor,
                     "lpbench_version": __version__, "git_commit": git_commit(),
                     "suite_text": Path(suite.path).read_text()}
         write_json(path / MANIFEST, manifest)
-        return cls(path, manifest)
+        return cls(path, manifest, lock)
 
     @classmethod
     def resume(cls, out: str | Path, run: str, suite: Suite) -> "RunStore":
@@ -141,7 +146,7 @@ class RunStore:
         if manifest["fingerprint"] != suite.fingerprint() and not _legacy_match(manifest, suite):
             raise InputError(f"--resume: the suite changed since run {path.name} was started (settings, instances "
                              "or task list differ); start a new run instead")
-        store = cls(path, manifest)
+        store = cls(path, manifest, _lock(path, "--resume"))
         then = (manifest.get("lpbench_version"), manifest.get("git_commit"))
         if then != (__version__, store.commit):
             warnings.warn(f"run {path} was started by lpbench {then[0]} at commit {then[1]}; its resumed tasks run "
@@ -151,6 +156,12 @@ class RunStore:
 
     def resume_command(self) -> str:
         return resume_command(self.manifest, self.path)
+
+    def close(self) -> None:
+        """Release the run's lock (the end of ``lpbench bench``; a process that ends releases it anyway)."""
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
 
     def pending(self, tasks: list[dict]) -> list[dict]:
         """The tasks without a good part. Each part is read: a damaged one (not readable Parquet, no rows, or
@@ -193,6 +204,28 @@ class RunStore:
                       exists=f"run {self.path}: {target.name} already exists: another lpbench bench stored this task "
                              f"meanwhile (two runs writing to one run directory?); its part is kept. Let it finish, "
                              f"then: {self.resume_command()}")
+
+
+def _lock(path: Path, flag: str):
+    """Run directory ``path`` locked for this process: its ``.lock`` file, open, with an exclusive ``flock``. A
+    lock that another process holds is refused (``InputError``); the operating system releases it when the
+    holder exits, even when killed, so a stale lock cannot block a resume. Without ``fcntl`` (Windows) nothing
+    is locked, and only the refusal to replace a part keeps two runs of one directory apart."""
+    try:
+        import fcntl
+    except ModuleNotFoundError:
+        return None
+    try:
+        fh = open(path / LOCK, "a")
+    except OSError as e:
+        raise InputError(f"{flag}: cannot open {path / LOCK}: {e.strerror}") from None
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise InputError(f"{flag}: run {path} is in progress in another lpbench bench (it holds {path / LOCK}); "
+                         "let it finish, or stop it, then resume") from None
+    return fh
 
 
 def _read_manifest(path: Path, flag: str) -> dict:
