@@ -372,8 +372,8 @@ def test_dask_worker_killed_under_a_task_becomes_error_rows(monkeypatch):
     from lpbench.bench import executors
 
     namespace: dict = {}
-    exec("def die(task):\n    import os\n    os._exit(1)\n", namespace)  # not importable: pickled by value
-    monkeypatch.setattr(executors, "run_isolated", namespace["die"])
+    exec("def die(task, stop_event):\n    import os\n    os._exit(1)\n", namespace)  # not importable: pickled by value
+    monkeypatch.setattr(executors, "dask_task", namespace["die"])
     tasks = [t.to_dict() for t in load_suite(TINY).tasks()]
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
         run = executors.run_tasks(tasks, "dask", workers=1)

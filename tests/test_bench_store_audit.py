@@ -116,6 +116,81 @@ count = 3
     assert frame["task_key"].nunique() == len(parts)
 
 
+LONG = """[suite]
+name = "long"
+solve = ["latency-cp:cpsat"]
+time_limit = 30
+grace = 3
+
+[[suite.generate]]
+kind = "jaillet-model1"
+seed = 0
+count = COUNT
+"""
+
+
+def _task_processes() -> set[int]:
+    """The live (not zombie) ``python -m lpbench.bench.runner`` processes of this machine."""
+    out = set()
+    for proc in Path("/proc").iterdir():
+        try:
+            if (proc.name.isdigit() and b"\0-m\0lpbench.bench.runner\0" in (proc / "cmdline").read_bytes()
+                    and "\nState:\tZ" not in (proc / "status").read_text()):
+                out.add(int(proc.name))
+        except OSError:
+            pass
+    return out
+
+
+def _wait_for(predicate, seconds: float) -> bool:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_a_task_process_whose_parent_dies_ends_at_once(tmp_path):
+    """A task's parent (the driver, a Dask worker) killed: the task's process ends within a second or so, where it
+    used to run on to its alarm (time_limit + grace + 5 s)."""
+    task = load_suite(write_suite(tmp_path / "long.toml", LONG.replace("COUNT", "1"))).tasks()[0].to_dict()
+    before = _task_processes()
+    parent = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; p = subprocess.Popen([sys.executable, "
+                               "'-m', 'lpbench.bench.runner'], stdin=subprocess.PIPE, start_new_session=True, text=True); "
+                               "p.stdin.write(sys.argv[1]); p.stdin.close(); time.sleep(120)", json.dumps(task)])
+    assert _wait_for(lambda: _task_processes() - before, 20)
+    (child,) = _task_processes() - before
+    time.sleep(1.0)  # the task is solving
+    assert child in _task_processes()
+    parent.kill()
+    parent.wait()
+    t0 = time.perf_counter()
+    assert _wait_for(lambda: child not in _task_processes(), 5), "the orphaned task process still runs"
+    assert time.perf_counter() - t0 < 5
+
+
+def test_dask_stop_kills_the_running_task_processes_on_a_cluster_it_does_not_own(tmp_path):
+    """Ctrl-C with ``--scheduler``: the workers live on, and their running task processes are killed through the
+    run's stop event (before, they ran to their own deadline); the stopped tasks have no rows."""
+    import distributed
+
+    tasks = [t.to_dict() for t in load_suite(write_suite(tmp_path / "long.toml", LONG.replace("COUNT", "2"))).tasks()]
+    before = _task_processes()
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        run = executors.run_tasks(tasks, "dask", client=client)
+        assert _wait_for(lambda: _task_processes() - before, 30)
+        running = _task_processes() - before
+        time.sleep(1.0)
+        t0 = time.perf_counter()
+        assert run.stop() == []
+        run.close()
+        assert _wait_for(lambda: not (running & _task_processes()), 5), "a task process still runs"
+        assert time.perf_counter() - t0 < 5
+        assert not (_task_processes() - before)  # the queued task was not started either
+
+
 def _sleeper(rows_status="verified"):
     """A task command that sleeps ``task['sleep']`` seconds and prints one row."""
     return [sys.executable, "-c", "import json, sys, time; t = json.load(sys.stdin); time.sleep(t['sleep']); "

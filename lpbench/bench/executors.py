@@ -9,11 +9,16 @@
   ``workers`` processes.
   Each Dask task calls the same ``run_isolated``, so a hang or a crash is handled inside the worker;
   a worker that dies anyway (``KilledWorker``, a lost connection) still yields the task's error rows.
+  On Ctrl-C ``stop()`` sets the run's ``distributed.Event``: every worker kills the task processes it is running
+  for the run (:func:`dask_task`). A task process whose worker died ends by itself
+  (:func:`lpbench.bench.runner.exit_when_orphaned`).
 """
 from __future__ import annotations
 
 import os
 import sys
+import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Iterator
 
@@ -56,11 +61,38 @@ class LocalRun:
         self.pool.shutdown(wait=True, cancel_futures=True)  # the killed tasks' threads return at once
 
 
+def dask_task(task: dict, stop_event: str) -> list[dict] | None:
+    """``run_isolated`` on a Dask worker, with a :class:`Stopper` that the run's ``distributed.Event`` named
+    ``stop_event`` triggers: when the driver sets it (Ctrl-C), the task's process group is killed at once and the
+    task returns None (stopped: no rows, so ``--resume`` runs it again)."""
+    from distributed import Event, get_client
+
+    stopper = Stopper()
+    event = Event(stop_event, client=get_client())
+    finished = threading.Event()
+
+    def watch():
+        while not finished.is_set():
+            try:
+                if event.wait(timeout=0.5):
+                    stopper.stop()
+                    return
+            except Exception:  # the scheduler is gone: the task still ends at its own deadline
+                return
+
+    threading.Thread(target=watch, name="lpbench-stop-watch", daemon=True).start()
+    try:
+        return run_isolated(task, None, stopper)
+    except TaskStopped:
+        return None
+    finally:
+        finished.set()
+
+
 class DaskRun:
     """As :class:`LocalRun`, on ``client`` (left open) when given, else on a LocalCluster of ``workers`` processes
-    made here and closed by :meth:`close`. :meth:`stop` cancels the tasks not finished. A task already running
-    is not killed: its process runs in its own session, and ends at its own deadline (the runner's alarm at
-    time_limit + grace + 5 s, :func:`lpbench.bench.runner.main`), on a LocalCluster as on a remote one."""
+    made here and closed by :meth:`close`. :meth:`stop` sets the run's stop event, which kills the running task
+    processes on every worker (:func:`dask_task`), and cancels the tasks not started."""
 
     def __init__(self, tasks: list[dict], workers: int, client=None):
         Client, LocalCluster = _distributed("Client", "LocalCluster")
@@ -70,9 +102,12 @@ class DaskRun:
                                         dashboard_address=None)
             client = Client(self.cluster)
         self.client = client
+        #: the name of the ``distributed.Event`` that :meth:`stop` sets (one per run)
+        self.stop_event = f"lpbench-stop-{uuid.uuid4().hex}"
         self.futures = {}
         for t in tasks:
-            self.futures[client.submit(run_isolated, t, key=f"lpbench-{t['key']}", pure=False, retries=0)] = t
+            self.futures[client.submit(dask_task, t, self.stop_event, key=f"lpbench-{t['key']}", pure=False,
+                                       retries=0)] = t
 
     def _rows(self, fut, timeout=None) -> list[dict]:
         task = self.futures[fut]
@@ -85,16 +120,25 @@ class DaskRun:
         from distributed import as_completed as dask_completed
 
         for fut in dask_completed(list(self.futures)):
-            yield self.futures[fut], self._rows(fut)
+            rows = self._rows(fut)
+            if rows is not None:
+                yield self.futures[fut], rows
 
     def stop(self) -> list[tuple[dict, list[dict]]]:
+        try:
+            Event, = _distributed("Event")
+            Event(self.stop_event, client=self.client).set()
+        except Exception:  # the scheduler is gone: its workers' task processes end as orphans
+            pass
         done = []
         for fut, task in self.futures.items():
             if fut.status == "finished":
                 try:
-                    done.append((task, fut.result(timeout=2)))
+                    rows = fut.result(timeout=2)
                 except Exception:  # gone with a worker that took the SIGINT too: resume runs it again
-                    pass
+                    continue
+                if rows is not None:
+                    done.append((task, rows))
         if self.cluster is None:  # a shared scheduler: drop the rest there (our LocalCluster goes with close())
             try:
                 self.client.cancel([f for f in self.futures if f.status != "finished"])

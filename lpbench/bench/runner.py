@@ -200,9 +200,26 @@ def main() -> int:
     return 0
 
 
+def exit_when_orphaned(period: float = 0.2) -> None:
+    """End this task process, and everything in its process group, as soon as its parent is gone (the driver or a
+    Dask worker killed, or Ctrl-C'd with the terminal's group): no one could read its rows any more, and before, it
+    ran on to its alarm. The parent is polled from a daemon thread every ``period`` seconds."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(period)
+        if os.getsid(0) == os.getpid():  # run_isolated's session: the task's own group, its solvers' children too
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lpbench-orphan-watch", daemon=True).start()
+
+
 if __name__ == "__main__":
     from ..interrupt import ABANDONED
 
+    exit_when_orphaned()
     code = main()
     if any(t.is_alive() for t in ABANDONED):  # as lpbench.cli.console_main: a solver thread abandoned at its
         sys.stdout.flush()                    # deadline aborts the interpreter's teardown (SIGABRT, rows lost)
