@@ -1,7 +1,9 @@
 """A wheel carries the repository's cost-model profiles (``models/``) and solver profiles (``solvers.toml``) as
 package data under ``lpbench/_shipped/`` (read through :func:`lpbench.tomlfile.shipped`); a checkout or an
-editable install reads them where they are. Everything else is in pyproject.toml."""
+editable install reads them where they are. The wheel also records the commit it was built from
+(``lpbench/_shipped/commit``), which bench rows name. Everything else is in pyproject.toml."""
 import shutil
+import subprocess
 from pathlib import Path
 
 from setuptools import setup
@@ -19,6 +21,20 @@ class BuildPyWithProfiles(build_py):
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(ROOT / "models", target / "models", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy2(ROOT / "solvers.toml", target / "solvers.toml")
+        (target / "commit").write_text(_commit() + "\n")  # what bench rows record as git_commit
+
+
+def _commit() -> str:
+    """The checkout's commit (``-dirty`` with uncommitted changes), or "" when not built from a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
+        if head.returncode != 0:
+            return ""
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return head.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 setup(cmdclass={"build_py": BuildPyWithProfiles})

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from . import costmodels
-from .errors import InputError
+from .errors import InputError, LpbenchWarning
 
 TIMINGS_COLUMNS = ("n_prefill", "prefill_tokens", "prefill_context", "n_decode", "decode_context", "time_s")
 SPLITWISE_COLUMNS = ("prompt_size", "batch_size", "token_size", "prompt_time", "token_time")
@@ -270,8 +271,18 @@ def calibrate(t: Timings, form: str, k: int = 4, seed: int = 0, relative: bool =
         raise InputError(f"--folds: must be between 2 and the {len(t)} distinct batches, got {k}")
     check_knobs(layers, phi)
     fold = folds(t, k, seed)
-    forms = FITTABLE if form == "auto" else (form,)
-    fits = [fit_form(f, t, fold, relative, layers, phi) for f in forms]
+    if form != "auto":
+        fits = [fit_form(form, t, fold, relative, layers, phi)]
+    else:  # a candidate whose fit is no valid cost model (e.g. a one-token batch under MIN_BATCH_TIME) is skipped
+        fits = []
+        for f in FITTABLE:
+            try:
+                fits.append(fit_form(f, t, fold, relative, layers, phi))
+            except InputError as e:
+                warnings.warn(f"calibrate: form {f!r} skipped: {' '.join(e.lines())}", LpbenchWarning, stacklevel=2)
+        if not fits:
+            raise InputError("--form auto: no fittable form gives a valid cost model on these timings (see the "
+                             "warnings above)")
     return min(fits, key=lambda f: f.heldout["mape"]), fits
 
 

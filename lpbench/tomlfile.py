@@ -3,6 +3,7 @@ file, a directory, bytes that are not UTF-8 or invalid TOML are bad input (exit 
 traceback."""
 from __future__ import annotations
 
+import filecmp
 import warnings
 from pathlib import Path
 
@@ -21,10 +22,13 @@ PACKAGED = Path(__file__).resolve().parent / "_shipped"
 
 
 def shipped(name: str) -> Path:
-    """The shipped ``name`` (``models`` or ``solvers.toml``): the copy inside the installed package when lpbench
-    was installed from a wheel, else the repository's own (a checkout or an editable install)."""
-    packaged = PACKAGED / name
-    return packaged if packaged.exists() else Path(__file__).resolve().parents[1] / name
+    """The shipped ``name`` (``models`` or ``solvers.toml``): the repository's own in a checkout or an editable
+    install (a stale ``lpbench/_shipped`` left in a checkout cannot shadow it), else the copy inside the package
+    that a wheel installed."""
+    root = Path(__file__).resolve().parents[1]
+    if (root / "pyproject.toml").is_file() and (root / name).exists():
+        return root / name
+    return PACKAGED / name
 
 
 def read_toml(path, missing: str) -> dict:
@@ -68,9 +72,18 @@ def is_shipped(path: Path, shipped: Path) -> bool:
     return _same(path, shipped)
 
 
+def _identical(a: Path, b: Path) -> bool:
+    """Whether files ``a`` and ``b`` have the same bytes (a checkout's own profiles beside an installed wheel's copy
+    of them shadow nothing)."""
+    try:
+        return a.is_file() and b.is_file() and filecmp.cmp(a, b, shallow=False)
+    except OSError:
+        return False
+
+
 def note_shadowing(what: str, path: Path, shipped: Path) -> None:
     """Say once per ``what`` and process (an LpbenchWarning; the CLI prints ``lpbench: warning: ...``) that ``what``
     is read from the user's ``path``, which shadows the shipped ``shipped`` of the same name."""
-    if what not in _NOTED:
+    if what not in _NOTED and not _identical(path, shipped):
         _NOTED.add(what)
         warnings.warn(f"{what} is read from {path}, which shadows the shipped {shipped}", LpbenchWarning, stacklevel=3)

@@ -60,6 +60,33 @@ def test_auto_picks_the_generating_form_and_coefficients_are_nonnegative(tmp_pat
         assert f.heldout["mape"] >= best.heldout["mape"]
 
 
+def test_auto_skips_a_form_whose_fit_is_no_valid_cost_model(tmp_path, monkeypatch):
+    """--form auto: a candidate that the cost-model check refuses (a one-token batch under MIN_BATCH_TIME, say)
+    is skipped with a warning naming it, not the end of the whole calibration; with no valid candidate left,
+    one InputError."""
+    import lpbench.calibrate as cal
+    from lpbench.errors import LpbenchWarning
+
+    model = costmodels.load_profile("infermax-llama2-7b-a100")
+    t = read_timings(str(synthetic(tmp_path, model, noise=0.02)))
+    real = cal.fit_form
+
+    def refusing(refused):
+        def fit(form, *args, **kwargs):
+            if form in refused:
+                raise InputError("cost_model: the time of a one-token prefill batch must be finite and at least 1e-06")
+            return real(form, *args, **kwargs)
+        return fit
+
+    monkeypatch.setattr(cal, "fit_form", refusing({"linear"}))
+    with pytest.warns(LpbenchWarning, match="form 'linear' skipped: .*at least 1e-06"):
+        best, fits = calibrate(t, "auto", layers=32)
+    assert best.form == "infermax" and {f.form for f in fits} == {"piecewise", "staircase", "infermax"}
+    monkeypatch.setattr(cal, "fit_form", refusing(set(cal.FITTABLE)))
+    with pytest.warns(LpbenchWarning), pytest.raises(InputError, match="no fittable form gives a valid cost model"):
+        calibrate(t, "auto", layers=32)
+
+
 def test_design_is_the_forms_batch_time(tmp_path):
     t = read_timings(str(synthetic(tmp_path, costmodels.load_profile("infermax-llama2-7b-a100"))))
     rng = np.random.default_rng(1)

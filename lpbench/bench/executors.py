@@ -71,10 +71,10 @@ def dask_task(task: dict, stop_event: str) -> list[dict] | None:
     event = Event(stop_event, client=get_client())
     finished = threading.Event()
 
-    def watch():
+    def watch():  # a set event returns at once; the timeout only bounds how long this outlives its task
         while not finished.is_set():
             try:
-                if event.wait(timeout=0.5):
+                if event.wait(timeout=5):
                     stopper.stop()
                     return
             except Exception:  # the scheduler is gone: the task still ends at its own deadline
@@ -124,12 +124,22 @@ class DaskRun:
             if rows is not None:
                 yield self.futures[fut], rows
 
+    def _set_stop_event(self) -> None:
+        """Set the run's stop event, waiting at most 2 s: a scheduler that does not answer must not hang Ctrl-C
+        (its workers' task processes then end at their deadline, or as orphans when their worker dies)."""
+        def set_event():
+            try:
+                Event(self.stop_event, client=self.client).set()
+            except Exception:
+                pass
+
+        (Event,) = _distributed("Event")
+        setter = threading.Thread(target=set_event, name="lpbench-stop-set", daemon=True)
+        setter.start()
+        setter.join(2.0)
+
     def stop(self) -> list[tuple[dict, list[dict]]]:
-        try:
-            Event, = _distributed("Event")
-            Event(self.stop_event, client=self.client).set()
-        except Exception:  # the scheduler is gone: its workers' task processes end as orphans
-            pass
+        self._set_stop_event()
         done = []
         for fut, task in self.futures.items():
             if fut.status == "finished":
@@ -148,6 +158,7 @@ class DaskRun:
 
     def close(self) -> None:
         if self.cluster is not None:
+            self._set_stop_event()  # every task's watcher returns before the scheduler goes (no CancelledError logs)
             self.client.close()
             try:
                 self.cluster.close()

@@ -145,9 +145,13 @@ class Stopper:
                     pass
 
 
+#: set by :func:`_popen` to the pid of the process that starts a task (:func:`exit_when_orphaned` watches it)
+PARENT_ENV = "LPBENCH_TASK_PARENT"
+
+
 def _popen(argv: list[str]) -> subprocess.Popen:
     return subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, PARENT_ENV: str(os.getpid())})
 
 
 def run_isolated(task: dict, command: list[str] | None = None, stopper: Stopper | None = None) -> list[dict]:
@@ -203,8 +207,13 @@ def main() -> int:
 def exit_when_orphaned(period: float = 0.2) -> None:
     """End this task process, and everything in its process group, as soon as its parent is gone (the driver or a
     Dask worker killed, or Ctrl-C'd with the terminal's group): no one could read its rows any more, and before, it
-    ran on to its alarm. The parent is polled from a daemon thread every ``period`` seconds."""
-    parent = os.getppid()
+    ran on to its alarm. The parent is polled from a daemon thread every ``period`` seconds. Only a task started by
+    :func:`_popen`, which names its parent in ``$LPBENCH_TASK_PARENT`` (a parent that died during this process's
+    start-up is seen too); a runner started by hand is left alone."""
+    try:
+        parent = int(os.environ.get(PARENT_ENV, ""))
+    except ValueError:
+        return
 
     def watch():
         while os.getppid() == parent:

@@ -30,7 +30,7 @@ import pyarrow as pa
 from .. import __version__
 from ..errors import InputError, LpbenchWarning
 from ..outputs import writable_directory, write_json, write_parquet
-from ..tomlfile import tomllib
+from ..tomlfile import PACKAGED, tomllib
 from .suite import Suite
 
 MANIFEST = "manifest.json"
@@ -41,8 +41,16 @@ COLUMNS = ("instance", "instance_hash", "kind", "method", "formulation", "solver
 
 
 def git_commit() -> str | None:
-    """The commit of the lpbench checkout (``-dirty`` with uncommitted changes), or None outside git."""
+    """The commit of the lpbench checkout (``-dirty`` with uncommitted changes); for a wheel, the commit it was
+    built from (``lpbench/_shipped/commit``, written by setup.py); else None. Git is asked only where the package
+    sits in its own checkout: an installed copy in a virtual environment inside some checkout is not that
+    checkout's code."""
     here = Path(__file__).resolve().parent
+    if not (here.parents[1] / ".git").exists():
+        recorded = PACKAGED / "commit"
+        if not recorded.is_file():
+            return None
+        return recorded.read_text().strip() or None
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
         if head.returncode != 0:
@@ -125,7 +133,11 @@ class RunStore:
         else:
             raise InputError(f"--out: {out} already holds {base} and 998 more runs of that second; choose another "
                              "results directory")
-        lock = _lock(path, "--out")
+        try:
+            lock = _lock(path, "--out")
+        except InputError:
+            path.rmdir()  # nothing written yet: leave no empty run behind
+            raise
         keys = [t.key for t in suite.tasks()]
         manifest = {"suite": suite.name, "suite_path": suite.path, "fingerprint": suite.fingerprint(),
                     "tasks": len(keys), "task_keys": keys, "created": stamp, "executor": executor,
@@ -209,8 +221,10 @@ class RunStore:
 def _lock(path: Path, flag: str):
     """Run directory ``path`` locked for this process: its ``.lock`` file, open, with an exclusive ``flock``. A
     lock that another process holds is refused (``InputError``); the operating system releases it when the
-    holder exits, even when killed, so a stale lock cannot block a resume. Without ``fcntl`` (Windows) nothing
-    is locked, and only the refusal to replace a part keeps two runs of one directory apart."""
+    holder exits, even when killed, so a stale lock cannot block a resume. Without ``fcntl`` (Windows), or on a
+    filesystem that refuses ``flock`` (some NFS, Lustre or FUSE mounts; a warning says so), nothing is locked, and
+    only the refusal to replace a part keeps two runs of one directory apart. Where ``flock`` is local to a host
+    (NFS with ``local_lock``), it keeps apart the runs of one host only."""
     try:
         import fcntl
     except ModuleNotFoundError:
@@ -221,10 +235,15 @@ def _lock(path: Path, flag: str):
         raise InputError(f"{flag}: cannot open {path / LOCK}: {e.strerror}") from None
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         fh.close()
         raise InputError(f"{flag}: run {path} is in progress in another lpbench bench (it holds {path / LOCK}); "
                          "let it finish, or stop it, then resume") from None
+    except OSError as e:
+        fh.close()
+        warnings.warn(f"run {path}: cannot lock {LOCK} on this filesystem ({e.strerror}); a second --resume of "
+                      "this run while it runs is not refused", LpbenchWarning, stacklevel=3)
+        return None
     return fh
 
 

@@ -119,4 +119,6 @@ def _check_batch_time(model: CostModel, path: str) -> None:
         t = model.batch_time(one, zero if not decode else one, np.array([decode]))
         if not (math.isfinite(t) and t >= MIN_BATCH_TIME):
             raise InputError(f"{path}: the time of a one-token {phase} batch must be finite and at least "
-                             f"{MIN_BATCH_TIME:g}, got {t!r} (check the coefficients of form {model.form!r})")
+                             f"{MIN_BATCH_TIME:g} (in the instance's time unit; shorter batches are lost to the "
+                             f"clock's rounding at late arrivals), got {t!r} (check the coefficients of form "
+                             f"{model.form!r})")
