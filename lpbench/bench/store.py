@@ -3,12 +3,12 @@
 A part is written to a temporary file and linked into place when its task finishes, so a run killed at
 any moment keeps every finished task and no half-written file, and an existing part is never replaced. A run
 holds an exclusive lock on ``<run>/.lock`` while it runs (released when its process ends, however it ends), so a
-second ``--resume`` of a run in progress is refused instead of running its pending tasks twice. A run directory is never reused: a new
-run gets a fresh name (``<suite>-<UTC time>``, with ``-2``, ``-3`` on a clash). ``--resume RUN`` reopens one,
-refuses it when the suite's fingerprint (settings, grace included, and task list) changed, sets a damaged part
-aside (``<part>.damaged``) and runs only the tasks without a good part. Rows are tidy: one per (instance,
-formulation or policy, solver, repetition), stamped with the git commit that computed them and the suite
-fingerprint. Reading a run checks it against its manifest: a part of another task or suite is refused, a
+second ``--resume`` of a run in progress is refused instead of running its pending tasks twice. A run directory
+is never reused: a new run gets a fresh name (``<suite>-<UTC time>``, with ``-2``, ``-3`` on a clash).
+``--resume RUN`` reopens one, refuses it when the suite's fingerprint (settings, grace included, and task list)
+changed, sets a damaged part aside (``<part>.damaged``) and runs only the tasks without a good part. Rows are
+tidy: one per (instance, formulation or policy, solver, repetition), stamped with the git commit that computed
+them and the suite fingerprint. Reading a run checks it against its manifest: a part of another task or suite is refused, a
 run with fewer parts than tasks is read with a warning naming the command that finishes it.
 
 Everything is checked before the run directory is created (:func:`check_out`, :meth:`RunStore.resume`);
