@@ -37,6 +37,22 @@ def write_suite(path: Path, body: str) -> Path:
     return path
 
 
+def jaillet_suite(name: str, time_limit: float, count: int, policies: str = "[]") -> str:
+    """A suite of ``count`` full jaillet-model1 draws solved by latency-cp on CP-SAT (and ``policies``)."""
+    return f"""[suite]
+name = "{name}"
+solve = ["latency-cp:cpsat"]
+policies = {policies}
+time_limit = {time_limit}
+grace = 3
+
+[[suite.generate]]
+kind = "jaillet-model1"
+seed = 0
+count = {count}
+"""
+
+
 def cli(capsys, argv):
     """``lpbench argv`` in this process, every warning shown (as the CLI prints it): (exit code, stdout, stderr)."""
     with warnings.catch_warnings():
@@ -71,18 +87,7 @@ def _children(pid: int) -> set[int]:
 
 
 def test_ctrl_c_stops_a_local_run_at_once_keeps_finished_parts_and_names_the_run(tmp_path):
-    suite = write_suite(tmp_path / "j3.toml", """[suite]
-name = "j3"
-solve = ["latency-cp:cpsat"]
-policies = ["mc-sf"]
-time_limit = 2
-grace = 3
-
-[[suite.generate]]
-kind = "jaillet-model1"
-seed = 0
-count = 3
-""")
+    suite = write_suite(tmp_path / "j3.toml", jaillet_suite("j3", time_limit=2, count=3, policies='["mc-sf"]'))
     out = tmp_path / "results"
     # SIGINT restored to its default, so the driver takes Ctrl-C even when pytest runs as a background job
     driver = subprocess.Popen([sys.executable, "-m", "lpbench.cli", "bench", str(suite), "--out", str(out),
@@ -116,17 +121,6 @@ count = 3
     assert frame["task_key"].nunique() == len(parts)
 
 
-LONG = """[suite]
-name = "long"
-solve = ["latency-cp:cpsat"]
-time_limit = 30
-grace = 3
-
-[[suite.generate]]
-kind = "jaillet-model1"
-seed = 0
-count = COUNT
-"""
 
 
 def _alive(pid: int) -> bool:
@@ -165,7 +159,7 @@ def _wait_for(predicate, seconds: float) -> bool:
 def test_a_task_process_whose_parent_dies_ends_at_once(tmp_path):
     """A task's parent (the driver, a Dask worker) killed: the task's process ends within a second or so, where it
     used to run on to its alarm (time_limit + grace + 5 s)."""
-    task = load_suite(write_suite(tmp_path / "long.toml", LONG.replace("COUNT", "1"))).tasks()[0].to_dict()
+    task = load_suite(write_suite(tmp_path / "long.toml", jaillet_suite("long", time_limit=30, count=1))).tasks()[0].to_dict()
     parent = subprocess.Popen([sys.executable, "-c", "import os, subprocess, sys, time; p = subprocess.Popen("
                                "[sys.executable, '-m', 'lpbench.bench.runner'], stdin=subprocess.PIPE, text=True, "
                                "start_new_session=True, env={**os.environ, 'LPBENCH_TASK_PARENT': str(os.getpid())}); "
@@ -195,7 +189,7 @@ def test_dask_stop_kills_the_running_task_processes_on_a_cluster_it_does_not_own
     run's stop event (before, they ran to their own deadline); the stopped tasks have no rows."""
     import distributed
 
-    tasks = [t.to_dict() for t in load_suite(write_suite(tmp_path / "long.toml", LONG.replace("COUNT", "2"))).tasks()]
+    tasks = [t.to_dict() for t in load_suite(write_suite(tmp_path / "long.toml", jaillet_suite("long", time_limit=30, count=2))).tasks()]
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         workers = set(client.run(os.getpid).values())
