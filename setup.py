@@ -2,8 +2,8 @@
 package data under ``lpbench/_shipped/`` (read through :func:`lpbench.tomlfile.shipped`); a checkout or an
 editable install reads them where they are. The wheel also records the commit it was built from
 (``lpbench/_shipped/commit``), which bench rows name. Everything else is in pyproject.toml."""
+import importlib.util
 import shutil
-import subprocess
 from pathlib import Path
 
 from setuptools import setup
@@ -25,16 +25,12 @@ class BuildPyWithProfiles(build_py):
 
 
 def _commit() -> str:
-    """The checkout's commit (``-dirty`` with uncommitted changes), or "" when not built from a git checkout."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return ""
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return head.stdout.strip() + ("-dirty" if dirty else "")
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
+    """The checkout's commit as lpbench itself reads it (``lpbench/provenance.py``, loaded by its path: lpbench's
+    dependencies need not be installed at build time), or "" when not built from a git checkout."""
+    spec = importlib.util.spec_from_file_location("_lpbench_provenance", ROOT / "lpbench" / "provenance.py")
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    return provenance.checkout_commit(ROOT) or ""
 
 
 setup(cmdclass={"build_py": BuildPyWithProfiles})

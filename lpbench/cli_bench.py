@@ -8,8 +8,6 @@ from collections import Counter
 from .cli_options import refuse_unread, remember_parser
 from .errors import InputError
 
-FAILED = ("error", "timeout")
-
 
 def cmd_bench(args) -> int:
     """Every check (the suite, the executor options, --out or the run to resume, a --scheduler's answer)
@@ -41,6 +39,7 @@ def _run_bench(args, tasks, store, client) -> int:
     processes killed, every task that finished is written, and the run is named with the command that
     resumes it (exit 130, also under -q)."""
     from .bench.executors import run_tasks
+    from .bench.runner import FAILED
 
     todo = store.pending(tasks)
     if not args.quiet:

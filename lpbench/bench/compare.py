@@ -33,13 +33,11 @@ import math
 
 import pandas as pd
 
-from .runner import LATENCY_METRICS
+from .runner import FAILED, LATENCY_METRICS
 
 KEY = ["instance_hash", "kind", "method", "formulation", "solver", "repetition"]
 RANK = {"optimal": 0, "feasible": 1, "time_limit": 1, "certified": 1, "verified": 1, "licence_limit": 2, "refused": 2,
         "infeasible": 3, "skipped": 3, "timeout": 4, "error": 5}
-#: statuses of a row with no result worth timing
-FAILED = ("error", "timeout")
 #: statuses of a policy row that holds the policy's own verified schedule (its objective and metrics)
 SIMULATED = ("verified", "optimal", "certified")
 TOL = 1e-6

@@ -28,6 +28,9 @@ TIMING_COLUMNS = ("build_seconds", "solve_seconds", "wall_seconds", "timestamp",
 SOLVER_DISTRIBUTIONS = {"highs": "highspy", "cpsat": "ortools", "gurobi": "gurobipy", "pyomo": "pyomo"}
 LATENCY_METRICS = ("total_latency", "mean_latency", "p99_latency", "ttft_mean", "makespan", "peak_memory",
                    "evictions")
+#: the statuses of :func:`failure_rows`: a task that crashed, hung or was killed, with no result (``bench`` lists
+#: them at the end; ``compare`` does not time them)
+FAILED = ("error", "timeout")
 
 
 def _version(dist: str | None) -> str | None:

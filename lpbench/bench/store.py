@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import subprocess
 import warnings
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +29,7 @@ import pyarrow as pa
 from .. import __version__
 from ..errors import InputError, LpbenchWarning
 from ..outputs import writable_directory, write_json, write_parquet
+from ..provenance import checkout_commit
 from ..tomlfile import PACKAGED, tomllib
 from .suite import Suite
 
@@ -46,20 +46,10 @@ def git_commit() -> str | None:
     sits in its own checkout: an installed copy in a virtual environment inside some checkout is not that
     checkout's code."""
     here = Path(__file__).resolve().parent
-    if not (here.parents[1] / ".git").exists():
-        recorded = PACKAGED / "commit"
-        if not recorded.is_file():
-            return None
-        return recorded.read_text().strip() or None
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return head.stdout.strip() + ("-dirty" if dirty else "")
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    if (here.parents[1] / ".git").exists():
+        return checkout_commit(here)
+    recorded = PACKAGED / "commit"
+    return (recorded.read_text().strip() or None) if recorded.is_file() else None
 
 
 def part_name(task_key: str) -> str:

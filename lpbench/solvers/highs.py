@@ -34,6 +34,15 @@ def to_highs(model) -> highspy.Highs:
 PRESOLVE_MAX_NONZEROS = 250_000
 
 
+def set_options(h: highspy.Highs, options: dict, where: str) -> None:
+    """Set a profile's HiGHS ``options`` on ``h``; one that HiGHS refuses (an unknown option, or a value of the
+    wrong type or range) is bad input (``InputError`` naming ``where``.KEY), as in every backend."""
+    for k, v in options.items():
+        if h.setOptionValue(k, v) != highspy.HighsStatus.kOk:
+            raise InputError(f"{where}.{k}: HiGHS rejects {v!r} (an unknown option or a value of the wrong type or "
+                             "range; see HiGHS's option list)")
+
+
 def stop_at_deadline(h: highspy.Highs, deadline: float) -> None:
     """Interrupt HiGHS on Ctrl-C (``interrupt.REQUESTED``) or once ``deadline`` (a perf_counter time)
     has passed: the kCallbackSimplexInterrupt, kCallbackIpmInterrupt and kCallbackMipInterrupt
@@ -62,10 +71,7 @@ class HighsBackend(Backend):
         h.setOptionValue("mip_rel_gap", float(profile.rel_gap))
         h.setOptionValue("threads", int(profile.threads))
         h.setOptionValue("random_seed", int(profile.seed))
-        for k, v in profile.options.items():
-            if h.setOptionValue(k, v) != highspy.HighsStatus.kOk:
-                raise InputError(f"solver profile {profile.name!r}: options.{k}: HiGHS rejects {v!r} (an unknown "
-                                 "option or a value of the wrong type or range; see HiGHS's option list)")
+        set_options(h, profile.options, f"solver profile {profile.name!r}: options")
         if warm_x is not None and model.is_mip():
             sol = highspy.HighsSolution()
             sol.col_value = list(map(float, warm_x))

@@ -186,14 +186,11 @@ class PyomoBackend(Backend):
         if name in HIGHS_PLUGINS:
             import highspy
 
+            from .highs import PRESOLVE_MAX_NONZEROS, set_options
+
             probe = highspy.Highs()
             probe.setOptionValue("output_flag", False)
-            for k, v in sopts.items():
-                if probe.setOptionValue(k, v) != highspy.HighsStatus.kOk:
-                    raise InputError(f"solver profile {profile.name!r}: options.solver_options.{k}: HiGHS rejects "
-                                     f"{v!r} (an unknown option or a value of the wrong type or range; see HiGHS's "
-                                     "option list)")
-            from .highs import PRESOLVE_MAX_NONZEROS
+            set_options(probe, sopts, f"solver profile {profile.name!r}: options.solver_options")
             if model.csr()[0][-1] > PRESOLVE_MAX_NONZEROS and "presolve" not in sopts:
                 sopts["presolve"] = "off"  # HiGHS's MIP presolve checks no time limit (highs.py)
 
