@@ -401,6 +401,7 @@ def _refuse_total(total: int, what: str) -> None:
 def cmd_generate(args) -> int:
     from pathlib import Path
 
+    from .generators import check_requests
     from .instance import parse_instance
     from .outputs import check_target, write_json
 
@@ -420,8 +421,6 @@ def cmd_generate(args) -> int:
             datas = [infermax.csp51(I, **kw) for I in sizes]
         elif args.kind == "infermax-mix":
             pairs = infermax.PAIRS if args.mix is None else [args.mix]
-            from .generators import check_requests
-
             _refuse_total(len(pairs) * check_requests(args.B or 64, "--B"), f"{len(pairs)} mixes x --B")
             datas = [infermax.mix(p, args.B or 64, args.seed, args.memory or 100_000, **kw) for p in pairs]
         else:
@@ -433,8 +432,6 @@ def cmd_generate(args) -> int:
 
         _require(args.kind, ("--rate", args.rate), ("--requests", args.requests), ("--memory", args.memory),
                  ("--lengths", args.lengths))
-        from .generators import check_requests
-
         _refuse_total(args.count * check_requests(args.requests, "--requests"), "--count x --requests")
         prompt, output = poisson.length_table(args.lengths)
         limits = {"token_budget": args.token_budget} if args.token_budget else None

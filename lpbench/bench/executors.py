@@ -127,13 +127,14 @@ class DaskRun:
     def _set_stop_event(self) -> None:
         """Set the run's stop event, waiting at most 2 s: a scheduler that does not answer must not hang Ctrl-C
         (its workers' task processes then end at their deadline, or as orphans when their worker dies)."""
+        (Event,) = _distributed("Event")
+
         def set_event():
             try:
                 Event(self.stop_event, client=self.client).set()
             except Exception:
                 pass
 
-        (Event,) = _distributed("Event")
         setter = threading.Thread(target=set_event, name="lpbench-stop-set", daemon=True)
         setter.start()
         setter.join(2.0)

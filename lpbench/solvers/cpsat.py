@@ -52,7 +52,7 @@ def int_bounds(lower, upper):
 def _as_int(arr, what):
     r = np.round(arr)
     finite = np.isfinite(arr)
-    if np.any(np.abs(arr[finite] - r[finite]) > 1e-9):
+    if np.any(np.abs(arr[finite] - r[finite]) > INT_TOL):
         raise InputError(f"--solver: CP-SAT needs integer {what}; this formulation has fractional ones")
     return r
 
@@ -94,9 +94,9 @@ class CpSatBackend(Backend):
                 m.Add(expr == int(round(lo)))
             else:  # a fractional equality of integer terms becomes an empty range: infeasible, as it should
                 if np.isfinite(hi):
-                    m.Add(expr <= int(np.floor(hi + 1e-9)))
+                    m.Add(expr <= int(np.floor(hi + INT_TOL)))
                 if np.isfinite(lo):
-                    m.Add(expr >= int(np.ceil(lo - 1e-9)))
+                    m.Add(expr >= int(np.ceil(lo - INT_TOL)))
         nz = np.flatnonzero(cost)
         m.Minimize(cp_model.LinearExpr.WeightedSum([xs[j] for j in nz], [int(cost[j]) for j in nz]))
         if warm_x is not None:
