@@ -198,3 +198,35 @@ def test_wait_slack_gives_theorem_1_strict_slack_that_least_memory_thresholds_la
         simulate(tight, make_policy("wait", tight, slack=0.1))
     with pytest.raises(InputError, match="--param slack"):
         make_policy("wait", tight, slack=0.1, B=8)
+
+
+def test_integer_thresholds_in_a_solve_take_what_is_left_of_its_time_limit(monkeypatch):
+    """The integer point reported by ``wait-thresholds`` is found by HiGHS (the report says so) within what the
+    solve's time limit leaves, at least INTEGER_MIN_SECONDS and at most INTEGER_SECONDS; before, a fixed 10 s."""
+    import time
+
+    from lpbench.formulations import wait_thresholds as wt
+    from lpbench.solve import solve_instance
+
+    limits = []
+    real = wt._solve
+
+    def spy(lp, time_limit=wt.INTEGER_SECONDS):
+        if lp.is_mip:
+            limits.append(time_limit)
+        return real(lp, time_limit=time_limit)
+
+    monkeypatch.setattr(wt, "_solve", spy)
+    inst = parse_instance(EX2)
+    rep = solve_instance(inst, "wait-thresholds", "highs", time_limit=3)
+    integer = rep["thresholds"]["integer"]
+    assert integer["status"] == "optimal" and integer["solver"] == "highs" and integer["n"] == [4]
+    assert len(limits) == 1 and 2.0 < limits[0] <= 3.0, limits
+    form = wt.WaitThresholds(inst)
+    form.build()
+    for deadline, expect in ((None, wt.INTEGER_SECONDS), (time.perf_counter() - 5, wt.INTEGER_MIN_SECONDS),
+                             (time.perf_counter() + 1e4, wt.INTEGER_SECONDS)):
+        form.build_deadline = deadline
+        limits.clear()
+        form.report(real(form.build()))
+        assert limits == [pytest.approx(expect)], (deadline, limits)
