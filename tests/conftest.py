@@ -28,6 +28,18 @@ def write_json(tmp_path):
     return _write
 
 
+@pytest.fixture
+def solvers_toml(tmp_path, monkeypatch):
+    """Write ``body`` as a solvers file and point ``LPBENCH_SOLVERS`` at it; returns its path."""
+    def _write(body: str):
+        p = tmp_path / "s.toml"
+        p.write_text(body)
+        monkeypatch.setenv("LPBENCH_SOLVERS", str(p))
+        return p
+
+    return _write
+
+
 @pytest.fixture(scope="session")
 def small_optima():
     """100 small instances with their brute-force optima (60 random with arrivals, 40 where Lemma 2' binds):

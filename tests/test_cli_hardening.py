@@ -284,11 +284,10 @@ def test_a_broken_cost_model_profile_is_bad_input_not_a_bug(capsys, tmp_path, mo
     ('[solver.x]\nbackend = "cpsat"\noptions = {num_workers = "two"}\n',
      "options.num_workers: CP-SAT has no such parameter or it does not take 'two'"),
 ])
-def test_a_bad_solver_profile_is_bad_input(capsys, tmp_path, monkeypatch, body, message):
+def test_a_bad_solver_profile_is_bad_input(capsys, body, message, solvers_toml):
     """solvers.toml fields and backend options are checked (exit 2, the field and the value), where a bad
     thread count or an unknown backend option used to be ignored or to end in an internal error."""
-    (tmp_path / "s.toml").write_text(body)
-    monkeypatch.setenv("LPBENCH_SOLVERS", str(tmp_path / "s.toml"))
+    solvers_toml(body)
     # formulations that always reach the backend (no certify step that may prove the optimum first)
     formulation = "completion-cp" if '"cpsat"' in body else "latency-lp"
     code, _, err = run(capsys, "solve", SLOT12, "--formulation", formulation, "--solver", "x", "-q")

@@ -117,9 +117,8 @@ def test_a_local_models_folder_does_not_hide_the_shipped_profiles(capsys, tmp_pa
     ('backend = "highs"\ntime_limit = 0\n', "solver.x.time_limit: must be a positive number of seconds, got 0"),
     ('backend = "highs"\nrel_gap = 1e300\n', "solver.x.rel_gap: must be a relative gap in [0, 1]"),
 ])
-def test_a_solver_profile_out_of_range_is_bad_input(capsys, tmp_path, monkeypatch, body, expect):
-    (tmp_path / "s.toml").write_text("[solver.x]\n" + body)
-    monkeypatch.setenv("LPBENCH_SOLVERS", str(tmp_path / "s.toml"))
+def test_a_solver_profile_out_of_range_is_bad_input(capsys, tmp_path, body, expect, solvers_toml):
+    solvers_toml("[solver.x]\n" + body)
     inst = tmp_path / "c.json"
     from lpbench.generators import infermax
 
@@ -128,10 +127,9 @@ def test_a_solver_profile_out_of_range_is_bad_input(capsys, tmp_path, monkeypatc
                      "--time-limit", "3", expect=expect)
 
 
-def test_a_missing_pyomo_solver_is_one_line_without_pyomos_traceback(capsys, tmp_path, monkeypatch):
+def test_a_missing_pyomo_solver_is_one_line_without_pyomos_traceback(capsys, tmp_path, solvers_toml):
     pytest.importorskip("pyomo")
-    (tmp_path / "s.toml").write_text('[solver.pyo]\nbackend = "pyomo"\noptions = { solver = "nope" }\n')
-    monkeypatch.setenv("LPBENCH_SOLVERS", str(tmp_path / "s.toml"))
+    solvers_toml('[solver.pyo]\nbackend = "pyomo"\noptions = { solver = "nope" }\n')
     inst = tmp_path / "c.json"
     from lpbench.generators import infermax
 

@@ -87,9 +87,8 @@ def test_pyomo_refuses_a_solver_whose_time_limit_option_is_unknown(monkeypatch):
     ('{ solver = 3 }', "options.solver: must be a Pyomo solver name"),
     ('{ solver = "appsi_highs", solver_options = { time_limit = 1000 } }', "options.solver_options.time_limit"),
 ])
-def test_pyomo_profile_options_are_checked_when_read(capsys, tmp_path, monkeypatch, options, expect):
-    (tmp_path / "s.toml").write_text(f'[solver.a]\nbackend = "pyomo"\noptions = {options}\n')
-    monkeypatch.setenv("LPBENCH_SOLVERS", str(tmp_path / "s.toml"))
+def test_pyomo_profile_options_are_checked_when_read(capsys, options, expect, solvers_toml):
+    solvers_toml(f'[solver.a]\nbackend = "pyomo"\noptions = {options}\n')
     with pytest.raises(InputError, match="solver.a." + expect.split(":")[0]):
         load_profiles()
     code, _, err = run(capsys, "solve", TINY, "--formulation", "latency-lp", "--solver", "a", "-q")
