@@ -129,7 +129,7 @@ def _knapsack(seed: int, n: int, k: int, capacity: tuple[int, int]) -> LinearMod
 
 
 # -- F14: nothing on stderr under -q --------------------------------------------------------------------------------
-def test_pyomo_prints_nothing_under_quiet(capfd, tmp_path, monkeypatch):
+def test_pyomo_prints_nothing_under_quiet(capfd):
     pytest.importorskip("pyomo")
     # a MIP stopped at a limit with a solution: Pyomo warned "Loading a SolverResults object with an 'aborted'
     # status, but containing a solution"
