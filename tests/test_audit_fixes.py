@@ -169,16 +169,14 @@ def test_each_engines_batches_in_start_order_with_one_and_two_engines():
         assert v.metrics["makespan"] == 2
 
 
-def test_a_solve_stopped_at_its_gap_tolerance_is_not_reported_proven(capsys, tmp_path, monkeypatch):
+def test_a_solve_stopped_at_its_gap_tolerance_is_not_reported_proven(capsys, tmp_path, solvers_toml):
     """HiGHS calls a MIP optimal once its gap is below the profile's rel_gap; with rel_gap 0.2 it stopped at a gap
     of 10.5 % on the §5.1 instance I = 4, and solve reported it optimal with every ratio collapsed to one value."""
     import json
 
     from conftest import run
 
-    toml = tmp_path / "solvers.toml"
-    toml.write_text('[solver.highs-loose]\nbackend = "highs"\ntime_limit = 30\nrel_gap = 0.2\nthreads = 1\n')
-    monkeypatch.setenv("LPBENCH_SOLVERS", str(toml))
+    solvers_toml('[solver.highs-loose]\nbackend = "highs"\ntime_limit = 30\nrel_gap = 0.2\nthreads = 1\n')
     code, out, err = run(capsys, "generate", "infermax-csp51", "--I", "4", "--out", str(tmp_path / "g"))
     assert code == 0, err
     (inst,) = (tmp_path / "g").iterdir()

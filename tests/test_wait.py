@@ -212,7 +212,7 @@ def test_integer_thresholds_in_a_solve_take_what_is_left_of_its_time_limit(monke
     real = wt._solve
 
     def spy(lp, time_limit=wt.INTEGER_SECONDS):
-        if lp.is_mip:
+        if lp.is_mip():
             limits.append(time_limit)
         return real(lp, time_limit=time_limit)
 
@@ -223,7 +223,6 @@ def test_integer_thresholds_in_a_solve_take_what_is_left_of_its_time_limit(monke
     assert integer["status"] == "optimal" and integer["solver"] == "highs" and integer["n"] == [4]
     assert len(limits) == 1 and 2.0 < limits[0] <= 3.0, limits
     form = wt.WaitThresholds(inst)
-    form.build()
     for deadline, expect in ((None, wt.INTEGER_SECONDS), (time.perf_counter() - 5, wt.INTEGER_MIN_SECONDS),
                              (time.perf_counter() + 1e4, wt.INTEGER_SECONDS)):
         form.build_deadline = deadline
