@@ -32,7 +32,7 @@ where the least leaf is). Nodes at or above UB are pruned. ``tests/test_order_pr
 verified schedules and the search against enumeration of every order.
 
     python benchmarks/order_branch_and_bound.py --draws jaillet-model1:0,jaillet-model2:0 --requests 8,10,12,14 --seconds 60
-    python benchmarks/order_branch_and_bound.py --draws jaillet-model1:0,jaillet-model1:20,jaillet-model2:0 --seconds 120 --depth 1,2
+    python benchmarks/order_branch_and_bound.py --draws jaillet-model1:0,jaillet-model1:20,jaillet-model2:0 --seconds 120 --report-at 10,30,60,120 --depth 1,2
 """
 from __future__ import annotations
 
@@ -50,9 +50,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lpbench.formulations.chain import chain_bound  # noqa: E402
 from lpbench.formulations.completion import pair_separation  # noqa: E402
-from lpbench.formulations.volume import volumes  # noqa: E402
+from lpbench.formulations.volume import VolumeBound, volumes  # noqa: E402
 from lpbench.generators import jaillet  # noqa: E402
+from lpbench.heuristics.slot_sgs import local_search  # noqa: E402
 from lpbench.instance import parse_instance  # noqa: E402
+from lpbench.solve import integral_bound, solve_instance  # noqa: E402
 
 INF = highspy.kHighsInf
 
@@ -153,13 +155,16 @@ class NodeLP:
 
 
 def rounded_up(value: float) -> float:
-    return value if value == math.inf else math.ceil(value - 1e-6)
+    """A node's LP value as a bound on the integer latency (``lpbench.solve.integral_bound``)."""
+    return value if value == math.inf else integral_bound(value)
 
 
 def branch_and_bound(inst, ub: float = math.inf, seconds: float = 60.0, order_statistics: bool = True,
                      report_at=()) -> dict:
     """Best-first search of the module docstring. ``bound`` is certified (at most OPT, and at most ``ub`` where
-    ``ub`` is a schedule's latency); ``converged``: it is the least leaf value (or UB, every node pruned)."""
+    ``ub`` is a schedule's latency); ``converged``: it is the least leaf value (or UB, every node pruned);
+    ``trace``: (second, bound, LPs solved) at each second of ``report_at`` that the search reached (all of them
+    once converged, since the bound stays)."""
     lp = NodeLP(inst, order_statistics)
     n, everyone = lp.n, frozenset(range(lp.n))
     t_start = time.perf_counter()
@@ -190,7 +195,8 @@ def branch_and_bound(inst, ub: float = math.inf, seconds: float = 60.0, order_st
             if v < ub:
                 heapq.heappush(heap, (v, pushed, child))
                 pushed += 1
-    trace += [(mark, bound(), lp.solved) for mark in marks]
+    if converged:
+        trace += [(mark, bound(), lp.solved) for mark in marks]
     return {"bound": bound(), "converged": converged, "root": root, "nodes": lp.solved,
             "seconds": time.perf_counter() - t_start, "open": len(heap), "trace": trace}
 
@@ -208,35 +214,40 @@ def depth_limited(inst, ub: float, depth: int, order_statistics: bool = True) ->
 
 
 def main(argv=None) -> int:
-    from lpbench.solve import solve_instance
-
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--draws", default="jaillet-model1:0,jaillet-model2:0", help="model:k of seed 0, comma-separated")
     ap.add_argument("--requests", default="", help="first n requests, comma-separated (default: the whole draw)")
     ap.add_argument("--seconds", type=float, default=60.0, help="branch-and-bound per instance")
     ap.add_argument("--ub-seconds", type=float, default=20.0,
-                    help="`lpbench solve` (latency-cp on CP-SAT) per instance for UB; up to 20 requests its certify "
-                         "step runs the exact search, so UB is usually OPT there")
+                    help="`lpbench solve` (latency-cp on CP-SAT) per instance; UB is the best of its verified schedule "
+                         "and the local search's (up to 20 requests the solve's certify step runs the exact search, so "
+                         "UB is usually OPT there)")
+    ap.add_argument("--report-at", default="", help="also the certified bound at these seconds (comma-separated)")
     ap.add_argument("--chain-seconds", type=float, default=10.0)
     ap.add_argument("--depth", default="", help="also the depth-limited minimum at these depths (comma-separated)")
     ap.add_argument("--no-order-statistics", action="store_true", help="without row (6)")
     args = ap.parse_args(argv)
     depths = [int(d) for d in args.depth.split(",") if d]
+    marks = [float(s) for s in args.report_at.split(",") if s]
     sizes = [int(r) for r in args.requests.split(",") if r] or [None]
-    print("| draw | n | UB (status) | chain-bound / UB | root / UB | converged | LPs | seconds | certified / UB"
-          + "".join(f" | depth {d} / UB" for d in depths) + " |")
-    print("|---|---|---|---|---|---|---|---|---" + "|---" * len(depths) + "|")
+    print("| draw | n | UB (the solve's status) | chain-bound / UB | volume-bound / UB | root / UB | converged | LPs | seconds | "
+          "certified / UB" + "".join(f" | at {s:g} s" for s in marks) + "".join(f" | depth {d} / UB" for d in depths)
+          + " |")
+    print("|---|---|---|---|---|---|---|---|---|---" + "|---" * (len(marks) + len(depths)) + "|")
     for size in sizes:
         for item in args.draws.split(","):
             model, k = item.split(":")
             inst = parse_instance(jaillet.instance(model, 0, int(k), first=size))
             rep = solve_instance(inst, "latency-cp", "cpsat", time_limit=args.ub_seconds)
-            ub = float(rep["best_known"])
+            ub = float(min(rep["best_known"], local_search(inst, seed=0)[1]))
             chain, _ = chain_bound(inst, time.perf_counter() + args.chain_seconds)
-            res = branch_and_bound(inst, ub, args.seconds, not args.no_order_statistics)
+            res = branch_and_bound(inst, ub, args.seconds, not args.no_order_statistics, report_at=marks)
+            reached = {mark: value for mark, value, _ in res["trace"]}
             line = (f"| {model} k = {k} | {inst.n} | {ub:,.0f} ({rep['status']}) | {chain / ub:.3f} | "
-                    f"{res['root'] / ub:.3f} | {'yes' if res['converged'] else 'no'} | {res['nodes']:,} | "
-                    f"{res['seconds']:.1f} | {res['bound'] / ub:.3f}")
+                    f"{VolumeBound(inst).value() / ub:.3f} | {res['root'] / ub:.3f} | "
+                    f"{'yes' if res['converged'] else 'no'} | {res['nodes']:,} | {res['seconds']:.1f} | "
+                    f"{res['bound'] / ub:.3f}")
+            line += "".join(f" | {reached[s] / ub:.3f}" if s in reached else " | —" for s in marks)
             for d in depths:
                 value, _ = depth_limited(inst, ub, d, not args.no_order_statistics)
                 line += f" | {value / ub:.3f}"
