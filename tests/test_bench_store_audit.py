@@ -121,8 +121,6 @@ def test_ctrl_c_stops_a_local_run_at_once_keeps_finished_parts_and_names_the_run
     assert frame["task_key"].nunique() == len(parts)
 
 
-
-
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` runs (a zombie does not)."""
     try:
@@ -132,18 +130,19 @@ def _alive(pid: int) -> bool:
 
 
 def _task_processes(parents) -> set[int]:
-    """The live ``python -m lpbench.bench.runner`` processes whose parent is one of ``parents`` (pids)."""
+    """The live ``python -m lpbench.bench.runner`` children of the processes ``parents`` (pids; one gone has none)."""
     out = set()
-    for proc in Path("/proc").iterdir():
+    for parent in parents:
         try:
-            if not proc.name.isdigit() or b"\0-m\0lpbench.bench.runner\0" not in (proc / "cmdline").read_bytes():
-                continue
-            status = (proc / "status").read_text()
-            ppid = int(status.split("\nPPid:\t")[1].split()[0])
-            if ppid in parents and "\nState:\tZ" not in status:
-                out.add(int(proc.name))
-        except (OSError, IndexError, ValueError):
-            pass
+            children = _children(parent)
+        except OSError:
+            continue
+        for pid in children:
+            try:
+                if b"\0-m\0lpbench.bench.runner\0" in Path(f"/proc/{pid}/cmdline").read_bytes() and _alive(pid):
+                    out.add(pid)
+            except OSError:
+                pass
     return out
 
 

@@ -33,6 +33,18 @@ def coactivity_excess(inst, C) -> float:
     return float((p + g.sum(axis=1)).max() - inst.memory)
 
 
+def verified_random_schedules(inst, rng, count: int):
+    """``count`` serial-SGS schedules of random orders, each verified: (completion times, completion order with
+    ties by index, total latency)."""
+    for _ in range(count):
+        start = serial_sgs(inst.arrival.astype(np.int64), eq3_ramps(inst.prompt, inst.output), int(inst.memory),
+                           rng.permutation(inst.n))
+        ver = verify(inst, schedule_from_starts(inst, start))
+        assert ver.feasible
+        C = start + inst.output
+        yield C, np.lexsort((np.arange(inst.n), C)), ver.metrics["total_latency"]
+
+
 def test_coactivity_rows_hold_on_verified_schedules():
     """Serial-SGS schedules of random orders, each verified: every row of Lemma 2″ holds (and binds on some),
     and LP_e with all rows at the schedule's completion order is at most its total latency."""
@@ -42,17 +54,11 @@ def test_coactivity_rows_hold_on_verified_schedules():
     binding = 0
     for inst in cases:
         lp = OrderLP(inst)
-        for _ in range(4):
-            start = serial_sgs(inst.arrival.astype(np.int64), eq3_ramps(inst.prompt, inst.output), int(inst.memory),
-                               rng.permutation(inst.n))
-            ver = verify(inst, schedule_from_starts(inst, start))
-            assert ver.feasible
-            C = start + inst.output
+        for C, order, latency in verified_random_schedules(inst, rng, 4):
             excess = coactivity_excess(inst, C)
             assert excess <= 1e-9
             binding += excess > -1e-9
-            order = np.lexsort((np.arange(inst.n), C))
-            assert lp.value(order, coact=True) <= ver.metrics["total_latency"] + 1e-6
+            assert lp.value(order, coact=True) <= latency + 1e-6
     assert binding > 0
 
 
@@ -75,16 +81,12 @@ def test_branch_and_bound_node_rows_hold_on_verified_schedules():
     cases = [inst for _, inst in random_instances(30)] + [draw("jaillet-model2", 0, 8)]
     for inst in cases:
         lps = NodeLP(inst), NodeLP(inst, order_statistics=False)
-        for _ in range(3):
-            start = serial_sgs(inst.arrival.astype(np.int64), eq3_ramps(inst.prompt, inst.output), int(inst.memory),
-                               rng.permutation(inst.n))
-            ver = verify(inst, schedule_from_starts(inst, start))
-            assert ver.feasible
-            order = [int(j) for j in np.lexsort((np.arange(inst.n), start + inst.output))]
+        for _, order, latency in verified_random_schedules(inst, rng, 3):
+            order = order.tolist()
             for k in range(inst.n + 1):
                 sigma, P = tuple(order[inst.n - k:]), order[:inst.n - k]
                 for lp in lps:
-                    assert lp.value(sigma, P) <= ver.metrics["total_latency"] + 1e-6, (k, sigma)
+                    assert lp.value(sigma, P) <= latency + 1e-6, (k, sigma)
 
 
 def test_branch_and_bound_run_to_the_end_is_the_least_leaf_over_every_order():
