@@ -52,12 +52,25 @@ def small_optima():
     return [(kind, seed, inst, brute_force(inst)) for kind, seed, inst in cases]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session):
+    """Under pytest-xdist (``-n 2``, the README's test command), compile the numba kernels in the controlling
+    process before it starts the workers, so that the workers load them from numba's disk cache. Two workers
+    compiling at once would write the same cache files: numba names a kernel's cache entries by a counter, so
+    two processes adding signatures to one kernel can overwrite each other's."""
+    if getattr(session.config.option, "numprocesses", None) and not hasattr(session.config, "workerinput"):
+        from lpbench.warmup import warm_up
+
+        warm_up()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def compiled_search_kernel():
     """Compile every numba kernel once, before any timed test (`lpbench warmup`): a fresh checkout compiles them
     on first use (about 75 s in all), and a solve skips a search whose compilation would not fit in its time
     left, which would change what the first short solves find (tests/test_bench.py compares two runs row by
-    row; test_certify_portfolio_cpsat_side_... expects the search beside CP-SAT)."""
+    row; test_certify_portfolio_cpsat_side_... expects the search beside CP-SAT). Under xdist each worker loads
+    them from the disk cache that :func:`pytest_sessionstart` filled."""
     from lpbench.warmup import warm_up
 
     warm_up()
