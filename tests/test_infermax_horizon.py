@@ -74,7 +74,8 @@ def test_horizon_finite_on_splitwise_profiles(cost_model):
 def test_splitwise_instance_solves_from_cli(capsys, write_json, formulation):
     """The audit's reproduction (scratch sw.json): exit 0 and a proven optimum, never exit 3."""
     path = write_json(sw_instance())
-    code, out, err = run(capsys, "solve", path, "--formulation", formulation, "--time-limit", "20", "--json")
+    # a limit for the proof, not the speed (5 s alone, 10 s beside two other processes)
+    code, out, err = run(capsys, "solve", path, "--formulation", formulation, "--time-limit", "120", "--json")
     assert code == 0, err
     rep = json.loads(out)
     assert rep["status"] == "optimal"
@@ -126,8 +127,8 @@ def test_negative_kappa_optimum_not_cut_off(formulation):
     best = min(ms for _, ms, _ in runs)
     _, big = plain_csp(inst, 12, best)
     assert big.status == "optimal" and abs(big.objective - 0.004) < 1e-12
-    rep = solve_instance(inst, formulation, time_limit=30)
-    assert rep["status"] == "optimal"
+    rep = solve_instance(inst, formulation, time_limit=120)     # checks the proof, not the speed (HiGHS: 12-15 s
+    assert rep["status"] == "optimal"                          # alone, 30 s beside two other processes)
     assert abs(rep["objective"] - big.objective) <= 1e-9
     assert rep["bound"] <= big.objective + 1e-9
     for _, ms, _ in runs:                    # the bound is below every verified schedule
