@@ -233,7 +233,9 @@ def _planted(run, tmp_path, edit):
     (lambda f: f.__setitem__("status", f["status"].where(f["kind"] != "formulation", "time_limit")),
      "status optimal -> time_limit"),
     (lambda f: f.__setitem__("verified", False), "schedule no longer verifies"),
-    (lambda f: f.__setitem__("wall_seconds", f["wall_seconds"] + 3), "time"),  # the task's wall time
+    # the task's wall time, doubled plus 1 s: above the default +50 % and 0.5 s floor whatever the run's own time
+    # (a fixed +3 s was not, on a loaded machine where the tiny run itself took 6.2 s)
+    (lambda f: f.__setitem__("wall_seconds", 2 * f["wall_seconds"] + 1), "time"),
 ])
 def test_compare_flags_planted_regression(tiny_runs, tmp_path, capsys, edit, reason):
     import json
