@@ -500,7 +500,7 @@ def cmd_list(args) -> int:
 def cmd_warmup(args) -> int:
     from .warmup import warm_up
 
-    print("lpbench: compiling the numba kernels (about 75 s once after an install, a few seconds after)",
+    print("lpbench: compiling the numba kernels (75-110 s once after an install, a few seconds after)",
           file=sys.stderr)
     done = warm_up(log=lambda line: print(f"lpbench: {line}", file=sys.stderr))
     print(f"kernels ready ({sum(seconds for _, seconds in done):.1f} s)")

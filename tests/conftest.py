@@ -67,7 +67,7 @@ def pytest_sessionstart(session):
 @pytest.fixture(scope="session", autouse=True)
 def compiled_search_kernel():
     """Compile every numba kernel once, before any timed test (`lpbench warmup`): a fresh checkout compiles them
-    on first use (about 75 s in all), and a solve skips a search whose compilation would not fit in its time
+    on first use (75-110 s in all), and a solve skips a search whose compilation would not fit in its time
     left, which would change what the first short solves find (tests/test_bench.py compares two runs row by
     row; test_certify_portfolio_cpsat_side_... expects the search beside CP-SAT). Under xdist each worker loads
     them from the disk cache that :func:`pytest_sessionstart` filled."""

@@ -128,7 +128,7 @@ def test_negative_kappa_optimum_not_cut_off(formulation):
     _, big = plain_csp(inst, 12, best)
     assert big.status == "optimal" and abs(big.objective - 0.004) < 1e-12
     rep = solve_instance(inst, formulation, time_limit=120)     # checks the proof, not the speed (HiGHS: 12-15 s
-    assert rep["status"] == "optimal"                          # alone, 30 s beside two other processes)
+    assert rep["status"] == "optimal"                          # alone, 30-45 s beside two other processes)
     assert abs(rep["objective"] - big.objective) <= 1e-9
     assert rep["bound"] <= big.objective + 1e-9
     for _, ms, _ in runs:                    # the bound is below every verified schedule
