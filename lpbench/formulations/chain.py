@@ -8,13 +8,14 @@ requests and the order in which they complete, numbered from the end: e_m comple
     Σ_{j∈U} (C_j − t0) = m·(C_{e_m} − t0) + Σ_{r=1}^{m−1} r·δ_r,
 
 and for every three consecutive completions h = e_{r+1}, j = e_r, k = e_{r−1}, Lemmas 2 and 2' of
-:mod:`lpbench.formulations.completion` give δ_r >= w(h, j), δ_r + δ_{r−1} >= w(h, k) and
-2δ_r + δ_{r−1} >= T(h, j, k). Each gap is the first gap of one such triple and the second of the next,
+:mod:`lpbench.formulations.completion` give δ_r >= w(h, j), δ_r + δ_{r−1} >= w(h, k) and, Lemma 2' in its exact
+form, one of 2δ_r + δ_{r−1} >= p_h + p_j + p_k − M, δ_r + δ_{r−1} >= o_k, δ_r >= o_j (the gaps the three requests
+alone allow). Each gap is the first gap of one such triple and the second of the next,
 and its weight is split between them: 2/3 to the first, 1/3 to the second (the last gap δ_1, in one
 triple only, gives it all of its weight 1; the first gap's third is dropped). Triple (e_{r+1}, e_r,
 e_{r−1}) thus carries (2r/3)·δ_r + ((r − 1)/3)·δ_{r−1} (δ_1 at weight 1 when r = 2), at least the same
-weights times w(h, j) and w(j, k) plus B(r, h, j, k)/3 >= 0, the integer minimum of the excess under its
-three rows. Summing, with the first gap at its w:
+weights times w(h, j) and w(j, k) plus B(r, h, j, k)/3 >= 0, the integer minimum of the excess over that
+set (the single row 2δ_r + δ_{r−1} >= T(h, j, k) of Lemma 2' until 2026-12-01). Summing, with the first gap at its w:
 
     Σ_{j∈U} (C_j − t0) >= chain_U(e) := m·c_{e_m} + Σ_{r=1}^{m−1} r·w(e_{r+1}, e_r) + Σ_{r=2}^{m−1} B(r, e_{r+1}, e_r, e_{r−1})/3
 

@@ -23,6 +23,20 @@ their sum is at most M − p_h. If j is not, it starts at or after C_h, so C_j �
 C_k − C_h >= w(h, k) by Lemma 2; symmetrically for k. □ It binds for three mid-size requests whose
 peaks fit pairwise (w = 0) but not together.
 
+**Lemma 2' in its exact form (the three cases apart).** The proof above is a case split, and T is the least of
+its three cases' sums. Kept apart, with δ1 = C_j − C_h, δ2 = C_k − C_j (h, j, k completing in that order), every
+schedule has δ1 >= w(h, j), δ2 >= w(j, k) and δ1 + δ2 >= w(h, k) (Lemma 2), and at least one of
+  (both active at C_h)  2δ1 + δ2 >= p_h + p_j + p_k − M,
+  (k starts at or after C_h)  δ1 + δ2 >= o_k,
+  (j starts at or after C_h)  δ1 >= o_j.
+This union is exactly the set of gaps that the three requests alone allow: by Lemma 1 their memory need only be
+checked at C_h, C_j and C_k; at C_h it is the case split itself (a request active there holds p − x at x rounds
+before its completion, one that is not holds nothing), at C_j only j and k can be active (h has left, or δ1 = 0
+and the check is the one at C_h), which is δ2 >= w(j, k), and at C_k only k (or the earlier checks again). The
+row of Lemma 2' is the least of the three cases' sums 2δ1 + δ2, so a linear objective in (δ1, δ2) with a larger
+weight on δ1 can be lower under it than under the union: with j not yet started at C_h, the row allows δ1 =
+w(h, j) and a longer δ2, where the case needs δ1 >= o_j. :func:`triple_bonus` minimises over the union.
+
 **Lemma 3 (gap capacity).** For every round t up to the makespan, U(t) <= M − min(M, C⁺(t) − t), where
 C⁺(t) is the first completion time >= t. *Proof.* Every request active at t completes at >= t, hence
 at >= C⁺(t); so all N(t) of them are still active at C⁺(t), each footprint grown by C⁺(t) − t, and
@@ -98,20 +112,31 @@ def triple_separation(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int) -> np
 
 def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, dtype=np.int64,
                  deadline: float | None = None) -> np.ndarray | None:
-    """3·B[c, h, j, k] for c = 2..top−1 (zero below 2): the integer minimum of 3a·δ1 + 3b·δ2 over δ1 >= w(h, j),
-    δ2 >= w(j, k), δ1 + δ2 >= w(h, k), 2δ1 + δ2 >= T(h, j, k) (Lemmas 2 and 2'), less its value at
+    """3·B[c, h, j, k] for c = 2..top−1 (zero below 2): the integer minimum of 3a·δ1 + 3b·δ2 over the gaps that
+    h, j, k alone allow (Lemma 2' in its exact form, module docstring: δ1 >= w(h, j), δ2 >= w(j, k), δ1 + δ2 >=
+    w(h, k), and one of 2δ1 + δ2 >= p_h + p_j + p_k − M, δ1 + δ2 >= o_k, δ1 >= o_j), less its value at
     (w(h, j), w(j, k)); 3a = 2c, 3b = c − 1, or 3 when c = 2. This is the bonus of a triple of consecutive
     completions in the chains of ``latency-astar`` (L) and ``chain-bound``, whose docstrings derive the
-    weights. δ2 = max(w(j, k), T − 2δ1, w(h, k) − δ1) at the optimum, a convex piecewise-linear function of δ1
-    (a > 0), so the integer minimum lies at δ1 = w(h, j) or next to a breakpoint: the floor or ceiling of
-    (T − w(j, k))/2, w(h, k) − w(j, k) or T − w(h, k), each raised to w(h, j). None once ``deadline`` (a
-    perf_counter time) has passed between two values of c: at 102 requests the table takes 1.5 s, and more on a
-    loaded machine."""
+    weights. The minimum over the union is the least of the three cases' minima. In each case, δ2 = max(w(j, k),
+    R − 2δ1, S − δ1) at the optimum for its lower bound L1 on δ1 (case 1: L1 = w(h, j), R = p_h + p_j + p_k − M,
+    S = w(h, k); case 2: L1 = w(h, j), R = 0, S = o_k >= w(h, k); case 3: L1 = max(w(h, j), o_j), R = 0, S =
+    w(h, k)), a convex piecewise-linear function of δ1 (a > 0), so the integer minimum lies at δ1 = L1 or next to
+    a breakpoint: the floor or ceiling of (R − w(j, k))/2, S − w(j, k) or R − S, each raised to L1. In cases 2 and
+    3 the piece R − 2δ1 <= 0 never binds and the other pieces rise with δ1 (a > b), so δ1 = L1 is their only
+    candidate. Until 2026-12-01 the bonus used the single row 2δ1 + δ2 >= T(h, j, k) of Lemma 2' instead of the
+    union: on full jaillet draws 24 % of the entries are higher now (tests/test_latency_astar.py compares both
+    with an enumeration of the gaps). None once ``deadline`` (a perf_counter time) has passed between two values
+    of c: at 102 requests the table takes 1.5-3 s, and more on a loaded machine."""
     n = len(p)
-    T = triple_separation(p, o, w, M)                                    # [h, j, k]
-    w1, w2, whk = (np.broadcast_to(x, (n, n, n)) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
-    d1 = np.maximum(np.stack([w1, (T - w2) // 2, (T - w2 + 1) // 2, whk - w2, T - whk]), w1)
-    d2 = np.maximum.reduce([np.broadcast_to(w2, d1.shape), T - 2 * d1, whk - d1])
+    shape = (n, n, n)
+    w1, w2, whk = (np.broadcast_to(x, shape) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
+    P3 = p[:, None, None] + p[None, :, None] + p[None, None, :] - M                   # case 1's R
+    d1 = np.maximum(np.stack([w1, (P3 - w2) // 2, (P3 - w2 + 1) // 2, whk - w2, P3 - whk]), w1)
+    d2 = np.maximum.reduce([np.broadcast_to(w2, d1.shape), P3 - 2 * d1, whk - d1])
+    late_j = np.maximum(w1, o[None, :, None])                                        # case 3: δ1 >= o_j
+    d1 = np.concatenate([d1, w1[None], late_j[None]])
+    d2 = np.concatenate([d2, np.maximum(w2, o[None, None, :] - w1)[None],           # case 2: δ1 + δ2 >= o_k
+                         np.maximum(w2, whk - late_j)[None]])
     D1, D2 = d1 - w1, d2 - w2                      # the excess of each candidate over (w(h, j), w(j, k))
     B = np.zeros((max(top, 2), n, n, n), dtype=dtype)
     if top > 2:

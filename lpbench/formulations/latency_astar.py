@@ -64,14 +64,16 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   - (pair, Lemma 2) δ_l >= w(h, j), and δ_l + δ_{l+1} >= w(h, k);
   - (triple, Lemma 2' of ``completion``) 2δ_l + δ_{l+1} = (C_j − C_h) + (C_k − C_h) >= T(h, j, k) =
     min(p_h + p_j + p_k − M, o_j + w(h, k), o_k + w(h, j)): at C_h, h is at its peak, and j and k, if
-    both active, fit beside it; one that is not active starts at or after C_h.
+    both active, fit beside it; one that is not active starts at or after C_h. In its exact form the three
+    cases stay apart: 2δ_l + δ_{l+1} >= p_h + p_j + p_k − M, or δ_l + δ_{l+1} >= o_k, or δ_l >= o_j.
 
   Lemma 2 alone sees only pairs that cannot both be at their peaks (p_h + p_j > M); the triple sees
   three mid-size requests whose peaks fit pairwise but not together. To keep a dynamic programme over
   subsets, each gap's weight c_l is split: a share (1 − β)·c_l goes with the triple where δ_l comes
   first, β·c_l with the one where it comes second (β = 1/3; the last gap, c = 1, gives all of its
   weight to its one triple, β = 1). Each triple then contributes at least the integer minimum of
-  a·δ_l + b·δ_{l+1} under its three rows, that is a·w(h, j) + b·w(j, k) + B(c_l, h, j, k) with B >= 0,
+  a·δ_l + b·δ_{l+1} over the gaps the triple alone allows (the union of the three cases with the pair
+  rows; :func:`~lpbench.formulations.completion.triple_bonus`), that is a·w(h, j) + b·w(j, k) + B(c_l, h, j, k) with B >= 0,
   and Σ_l c_l·δ_l >= Σ_l c_l·w(π(l−1), π(l)) + Σ_triples B (the shares add up to c_l, and each share
   is at least its weight times w). The least such chain over S that starts with h, j is tabulated once
   over all subsets, in thirds: 3·G(S, h, j) = 3(|S| − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(|S| − 1, h, j, k)
