@@ -137,13 +137,14 @@ def config_lp(items, n: int) -> None:
               f"{seconds:.0f} s) | {chain / opt:.3f} |", flush=True)
 
 
-def chain_of_order(seq: np.ndarray, c3: np.ndarray, w3: np.ndarray, B3U: np.ndarray) -> float:
-    """chain_U(e) of ``chain-bound``'s docstring for the order ``seq`` (first completer first) of U's members."""
+def chain_of_order(seq: np.ndarray, c3: np.ndarray, w3: np.ndarray, B3U: np.ndarray, unit: int) -> float:
+    """chain_U(e) of ``chain-bound``'s docstring for the order ``seq`` (first completer first) of U's members, from
+    c, w and the bonuses in units of 1/unit."""
     m = len(seq)
     i = np.arange(1, m)
     j = np.arange(1, m - 1)
     return (m * c3[seq[0]] + ((m - i) * w3[seq[i - 1], seq[i]]).sum()
-            + B3U[m - j, seq[j - 1], seq[j], seq[j + 1]].sum()) / 3.0
+            + B3U[m - j, seq[j - 1], seq[j], seq[j + 1]].sum()) / unit
 
 
 def anneal(seq: np.ndarray, value, seconds: float, rng) -> float:
@@ -186,9 +187,10 @@ def qpath_gap(items, seconds: float) -> None:
         m = len(keep)
         c = a - int(a.min()) + o
         w = separation(inst)
-        B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int64)
+        unit = chain_module.UNIT
+        B3 = triple_bonus(s + o, o, w, M, n, dtype=np.int64, split=chain_module.SPLIT)
         q = chain_module._QPath(c[keep], w[np.ix_(keep, keep)], B3.astype(np.int32),
-                                chain_module.search_table(B3.astype(np.int32)), keep)
+                                chain_module.search_table(B3.astype(np.int32)), keep, unit=unit)
         lam, theta = np.zeros(m), 1.0
         for _ in range(4):                                   # a long ascent: restarts from the best λ
             lam, theta = chain_module._ascent(q, lam, max(theta, 2.0 ** -6), 3000, time.perf_counter() + 15)
@@ -196,13 +198,13 @@ def qpath_gap(items, seconds: float) -> None:
         L_U = num / den
         _, visits = q.value(lam)
         B3U = B3[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]]
-        c3, w3 = 3 * c[keep], 3 * w[np.ix_(keep, keep)]
+        c3, w3 = unit * c[keep], unit * w[np.ix_(keep, keep)]
         _, schedule, _ = LatencyIP.search_incumbent(inst, time.perf_counter() + 10)
         done = starts_from_schedule(inst, schedule) + o
         position = {j: i for i, j in enumerate(keep)}
         starts = [np.array([position[j] for j in sorted(keep, key=lambda j: (done[j], j))]),
                   np.argsort(c[keep], kind="stable")]
-        least = min(anneal(e, lambda e: chain_of_order(e, c3, w3, B3U), seconds, rng) for e in starts)
+        least = min(anneal(e, lambda e: chain_of_order(e, c3, w3, B3U, unit), seconds, rng) for e in starts)
         print(f"| {item} | {n} | {bound:,} ({which}) | {m} | {L_U:,.1f} | {int((visits == 0).sum())} / "
               f"{int((visits > 1).sum())} | {least:,.1f} | {100 * (least / L_U - 1):.2f} % |", flush=True)
 

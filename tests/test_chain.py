@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.chain import (EXACT_BIG, LAMBDA_SCALE, _QPath, _ascent, chain_bound, repeats,
+from lpbench.formulations.chain import (EXACT_BIG, LAMBDA_SCALE, SPLIT, _QPath, _ascent, chain_bound, repeats,
                                         search_table)
-from lpbench.formulations.latency_astar import _Bounds
+from lpbench.formulations.completion import triple_bonus
+from lpbench.formulations.latency_astar import CHAIN_SPLIT, _Bounds
 from lpbench.formulations.volume import VolumeBound
 from lpbench.generators import jaillet
 from lpbench.instance import parse_instance
@@ -18,34 +19,64 @@ from lpbench.solve import solve_instance
 from test_latency_astar import chain_cost, random_bounds
 
 
-def qpath_of(b, c):
-    """The q-path programme over all requests of ``b`` (a latency-astar _Bounds), first completions c."""
+SPLITS = [CHAIN_SPLIT, SPLIT]          # latency-astar's (L) and chain-bound's
+
+
+def bonus_table(b, split):
+    """The triple bonuses of ``b`` (a latency-astar _Bounds) for ``split``, in units of 1/split[1]."""
+    n = len(b.p_arr)
+    return triple_bonus(b.p_arr, b.o_arr, np.array(b.w, dtype=np.int64), b.M, n, split=split)
+
+
+def qpath_of(b, c, split=SPLIT):
+    """The q-path programme over all requests of ``b``, first completions c, the bonuses of ``split``."""
     w = np.array(b.w, dtype=np.int64)
-    B3 = b.triple_bonus()
-    return _QPath(np.asarray(c, dtype=np.int64), w, B3, search_table(B3), np.arange(len(c)))
+    B3 = bonus_table(b, split)
+    return _QPath(np.asarray(c, dtype=np.int64), w, B3, search_table(B3), np.arange(len(c)), unit=split[1])
 
 
-def best_order(b, B, c):
-    """3 × min over completion orders of the chain charge m·c_first + Σ weights (brute force)."""
+def best_order(b, B, c, unit):
+    """unit × min over completion orders of the chain charge m·c_first + Σ weights (brute force)."""
     n = len(c)
-    return min(3 * n * c[p[0]] + chain_cost(b, B, list(p)) for p in itertools.permutations(range(n)))
+    return min(unit * n * c[p[0]] + chain_cost(b, B, list(p), unit) for p in itertools.permutations(range(n)))
 
 
-def test_every_lambda_gives_at_most_the_best_order():
+@pytest.mark.parametrize("split", SPLITS)
+def test_every_lambda_gives_at_most_the_best_order(split):
     """Weak duality, checked: for random λ (exact evaluation) L(λ) <= min over orders of the chain, and the
     float search value agrees with the exact one."""
+    unit = split[1]
     rng = np.random.default_rng(7)
     for _ in range(40):
         n = int(rng.integers(3, 7))
         b, s, o, M = random_bounds(rng, n, (8, 20), 4)
-        q = qpath_of(b, o)
-        top = best_order(b, b.triple_bonus(), o)
+        q = qpath_of(b, o, split)
+        top = best_order(b, bonus_table(b, split), o, unit)
         for _ in range(5):
             lam = rng.normal(0, 10, n).round(2)
             num, den = q.exact(lam)
-            assert 3 * num <= den * top
-            approx, visits = q.value(np.round(3 * 4096 * lam) / (3 * 4096))
-            assert abs(approx / 3 - num / den) < 1e-2 * max(1.0, abs(num / den)) and visits.sum() == n
+            assert unit * num <= den * top
+            approx, visits = q.value(np.round(unit * 4096 * lam) / (unit * 4096))
+            assert abs(approx / unit - num / den) < 1e-2 * max(1.0, abs(num / den)) and visits.sum() == n
+
+
+def test_every_split_is_at_most_the_optimum_and_five_eighths_is_often_above_two_thirds(small_optima):
+    """The split of each gap's weight between its two triples is free (chain.py, "The split"): on the 100 small
+    instances the least chain over all orders is at most OPT for the splits 2/3, 5/8 and 1/2, and 5/8 is above 2/3
+    on some. The bonuses counted twice exceed OPT on some (so the test can fail)."""
+    above, over = 0, 0
+    for kind, seed, inst, opt in small_optima:
+        a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+        t0 = int(a.min())
+        b = _Bounds(a.tolist(), s.tolist(), o.tolist(), int(inst.memory))
+        c, waits = a - t0 + o, int((a - t0).sum())
+        least = {split: best_order(b, bonus_table(b, split), c, split[1]) / split[1] - waits
+                 for split in [(2, 3), (5, 8), (1, 2)]}
+        for split, value in least.items():
+            assert value <= opt + 1e-9, (kind, seed, split, value, opt)
+        above += least[(5, 8)] > least[(2, 3)] + 1e-9
+        over += best_order(b, 2 * bonus_table(b, (2, 3)), c, 3) / 3 - waits > opt + 1e-9
+    assert above >= 30 and over >= 5, (above, over)     # 45 and 14 when written
 
 
 def test_a_subset_gathered_from_the_whole_table_is_the_subset_programme():
@@ -55,7 +86,7 @@ def test_a_subset_gathered_from_the_whole_table_is_the_subset_programme():
     for _ in range(20):
         n = int(rng.integers(6, 10))
         b, s, o, M = random_bounds(rng, n, (8, 20), 4)
-        w, B3, o = np.array(b.w, dtype=np.int64), b.triple_bonus(), np.array(o, dtype=np.int64)
+        w, B3, o = np.array(b.w, dtype=np.int64), bonus_table(b, SPLIT), np.array(o, dtype=np.int64)
         keep = np.sort(rng.choice(n, size=int(rng.integers(3, n)), replace=False))
         m = len(keep)
         own = B3[:m][np.ix_(np.arange(m), keep, keep, keep)]
@@ -71,15 +102,15 @@ def test_a_subset_gathered_from_the_whole_table_is_the_subset_programme():
 def numpy_exact(q, lam):
     """The exact evaluation of _QPath written in numpy over whole arrays (the compiled kernel's reference)."""
     m, S, keep = q.m, LAMBDA_SCALE, q.keep
-    lamq = np.round(3 * S * lam).astype(np.int64)
-    w = S * q.w3.astype(np.int64)
+    lamq = np.round(q.unit * S * lam).astype(np.int64)
+    w = S * q.wu.astype(np.int64)
     F = w + lamq[None, :]
     F[q.eye] = EXACT_BIG
     for r in range(2, m):
         X = np.where(repeats(m), EXACT_BIG, S * q.B3[r][np.ix_(keep, keep, keep)].astype(np.int64) + F[None, :, :])
         F = np.minimum(r * w + lamq[None, :] + X.min(axis=2), EXACT_BIG)
-    V = (m * S * q.c3 + lamq)[:, None] + F
-    return int(V.min()) - int(lamq.sum()), 3 * S
+    V = (m * S * q.cu + lamq)[:, None] + F
+    return int(V.min()) - int(lamq.sum()), q.unit * S
 
 
 def test_the_compiled_exact_evaluation_equals_its_numpy_form():
@@ -89,7 +120,7 @@ def test_the_compiled_exact_evaluation_equals_its_numpy_form():
     for _ in range(30):
         n = int(rng.integers(4, 11))
         b, s, o, M = random_bounds(rng, n, (8, 20), 4)
-        w, B3 = np.array(b.w, dtype=np.int64), b.triple_bonus()
+        w, B3 = np.array(b.w, dtype=np.int64), bonus_table(b, SPLIT)
         keep = np.sort(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False))
         q = _QPath(np.array(o, dtype=np.int64)[keep], w[np.ix_(keep, keep)], B3, search_table(B3), keep)
         for scale in (0.1, 10, 1000):
@@ -97,20 +128,22 @@ def test_the_compiled_exact_evaluation_equals_its_numpy_form():
             assert q.exact(lam) == numpy_exact(q, lam)
 
 
-def test_ascent_reaches_the_best_order_on_small_sets():
+@pytest.mark.parametrize("split", SPLITS)
+def test_ascent_reaches_the_best_order_on_small_sets(split):
     """The relaxation is tight on small sets: the ascent finds λ whose value is the brute-force minimum
-    over orders (to the integer) on most of them, never above it."""
+    over orders (within 2/3) on most of them, never above it."""
+    unit = split[1]
     rng = np.random.default_rng(8)
     reached = 0
     for _ in range(30):
         n = int(rng.integers(4, 7))
         b, s, o, M = random_bounds(rng, n, (8, 20), 4)
-        q = qpath_of(b, o)
-        top = best_order(b, b.triple_bonus(), o)
+        q = qpath_of(b, o, split)
+        top = best_order(b, bonus_table(b, split), o, unit)
         lam, _ = _ascent(q, np.zeros(n), 1.0, 400, time.perf_counter() + 10)
         num, den = q.exact(lam)
-        assert 3 * num <= den * top
-        reached += -(-3 * num // den) >= top - 1
+        assert unit * num <= den * top
+        reached += 3 * unit * num > den * (3 * top - 2 * unit)
     assert reached >= 24, reached
 
 
@@ -131,16 +164,22 @@ def jaillet_prefix(k, n):
 
 
 @pytest.mark.parametrize("k", range(5))
-def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k):
-    """The subset table of latency-astar gives (L) exactly (in thirds, rounded down); the q-path search
-    reaches it (rounded up, so at most one more), on the first 12 requests of draws 0-4."""
+def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k, monkeypatch):
+    """The subset table of latency-astar gives (L) exactly (in thirds, rounded down); with (L)'s split, 2/3, the
+    q-path search reaches it (rounded up, so at most one more), on the first 12 requests of draws 0-4; with its
+    own split, 5/8, chain-bound is at least as high on each of them."""
+    from lpbench.formulations import chain
     inst = jaillet_prefix(k, 12)
     a, s, o = (inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist())
     b = _Bounds(a, s, o, int(inst.memory))
     full = (1 << inst.n) - 1
     table = b.chain(np.array(o, dtype=np.int64), b.waiting(full)[3])
+    ours, _ = chain_bound(inst, time.perf_counter() + 10)
+    monkeypatch.setattr(chain, "SPLIT", CHAIN_SPLIT)
+    monkeypatch.setattr(chain, "UNIT", CHAIN_SPLIT[1])
     bound, _ = chain_bound(inst, time.perf_counter() + 10)
     assert table <= bound <= table + 1
+    assert ours >= table        # 5/8: 1,063, 576, 339, 336, 351 against (L)'s 1,055, 561, 339, 334, 339 (when written)
 
 
 def test_chain_bound_through_solve_and_its_size_limit():
@@ -276,3 +315,4 @@ def test_the_first_pass_leaves_an_order_once_its_values_collapse(monkeypatch):
     assert left >= 1
     monkeypatch.setattr(chain, "SCAN_COLLAPSE", -float("inf"))
     assert chain_bound(inst, time.perf_counter() + 60) == bound
+

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.latency_astar import (CHAIN_BIG, MAX_REQUESTS, _Bounds, add_row, age_layout, astar_search,
-                                               build_patterns, canonical_subset, copies_shorter, dominated,
-                                               group_rows, heap_pop, heap_push, pack_ages, pattern_copies,
-                                               pattern_members, remember, running_arrays, running_as_copies,
-                                               state_bound)
+from lpbench.formulations.latency_astar import (CHAIN_BIG, CHAIN_SPLIT, MAX_REQUESTS, UNIT, _Bounds, add_row,
+                                               age_layout, astar_search, build_patterns, canonical_subset,
+                                               copies_shorter, dominated, group_rows, heap_pop, heap_push,
+                                               pack_ages, pattern_copies, pattern_members, remember,
+                                               running_arrays, running_as_copies, state_bound)
 from lpbench.formulations import latency_astar
 from lpbench.formulations.latency_ip import LatencyIP, schedule_from_starts
 from lpbench.generators import jaillet
@@ -138,11 +138,12 @@ def random_bounds(rng, n, memory, max_s):
     return _Bounds([0] * n, s, o, M), s, o, M
 
 
-def chain_cost(b, B, perm):
-    """3 × the chain charge of (L) for one completion order, written out: Σ_l 3c_l·w plus the triple
-    bonuses 3B(c_l, h, j, k), c_l = the number of requests from position l on."""
+def chain_cost(b, B, perm, unit=UNIT):
+    """unit × the chain charge of (L) for one completion order, written out: Σ_l unit·c_l·w plus the triple
+    bonuses unit·B(c_l, h, j, k) (``B`` in units of 1/unit: ``UNIT`` for (L)), c_l = the number of requests from
+    position l on."""
     m = len(perm)
-    pairs = sum(3 * (m - 1 - pos) * b.w[perm[pos]][perm[pos + 1]] for pos in range(m - 1))
+    pairs = sum(unit * (m - 1 - pos) * b.w[perm[pos]][perm[pos + 1]] for pos in range(m - 1))
     return pairs + sum(int(B[m - 1 - pos][perm[pos], perm[pos + 1], perm[pos + 2]]) for pos in range(m - 2))
 
 
@@ -160,7 +161,7 @@ def test_chain_table_against_permutations():
 
 
 def reference_chain_table(w3, B, n):
-    """3·G[S, h, j] by its recursion over all subsets in increasing order, the whole table at once (plain Python)."""
+    """UNIT·G[S, h, j] by its recursion over all subsets in increasing order, the whole table at once (plain Python)."""
     G = np.full((1 << n, n, n), CHAIN_BIG, dtype=np.int64)
     for S in range(1, 1 << n):
         members = [j for j in range(n) if S >> j & 1]
@@ -179,7 +180,7 @@ def test_chain_kernel_two_sizes_at_a_time_against_the_whole_table():
     rng = np.random.default_rng(11)
     for _ in range(2):
         b, _, _, _ = random_bounds(rng, 10, (8, 20), 3)
-        G = reference_chain_table(3 * np.array(b.w, dtype=np.int64), b.triple_bonus(), 10)
+        G = reference_chain_table(UNIT * np.array(b.w, dtype=np.int64), b.triple_bonus(), 10)
         whole, first = b.chain_tables(whole=True)
         assert (whole == G).all()
         assert (first == G.min(axis=2)).all() and (b.G3_first == first).all()
@@ -196,21 +197,28 @@ def memory_of_three_fits(p, o, M, ids, C):
                for r in range(len(ids)))
 
 
-def test_triple_bonus_against_direct_minimum():
-    """3B(c, h, j, k): the least 3a·δ1 + 3b·δ2 over the gaps that h, j, k alone allow, found by enumerating integer
-    gaps and checking their memory directly (not through the lemmas' cases). The single row of Lemma 2' (the bonus
-    before 2026-12-01) gives less on some triples and never more."""
+@pytest.mark.parametrize("split", [(2, 3), (5, 8), (1, 2)])
+def test_triple_bonus_against_direct_minimum(split):
+    """d·B(c, h, j, k) for the split s/d (thirds for latency-astar's (L), eighths for chain-bound): the least
+    d·a·δ1 + d·b·δ2 over the gaps that h, j, k alone allow (d·a = s·c, d·b = (d − s)(c − 1), or d at c = 2), found
+    by enumerating integer gaps and checking their memory directly (not through the lemmas' cases). The single row
+    of Lemma 2' (the bonus before 2026-12-01) gives less on some triples and never more."""
+    from lpbench.formulations.completion import triple_bonus
+    share, unit = split
     rng = np.random.default_rng(4)
     raised = 0
     for _ in range(3):
         b, s, o, M = random_bounds(rng, 5, (8, 16), 3)
-        p, w, B = b.p_arr, b.w, b.triple_bonus()
+        p, w = b.p_arr, b.w
+        B = triple_bonus(p, b.o_arr, np.array(w, dtype=np.int64), M, 5, split=split)
+        if split == CHAIN_SPLIT:
+            assert np.array_equal(B, b.triple_bonus())
         for h, j, k in itertools.permutations(range(5), 3):
             T = min(p[h] + p[j] + p[k] - M, o[j] + w[h][k], o[k] + w[h][j])
             gaps = [(d1, d2) for d1 in range(2 * M) for d2 in range(2 * M)
                     if memory_of_three_fits(p, o, M, (h, j, k), (0, d1, d1 + d2))]
             for c in range(2, 5):
-                a3, b3 = 2 * c, (c - 1 if c > 2 else 3)
+                a3, b3 = share * c, ((unit - share) * (c - 1) if c > 2 else unit)
                 best = min(a3 * d1 + b3 * d2 for d1, d2 in gaps)
                 assert B[c, h, j, k] == best - a3 * w[h][j] - b3 * w[j][k]
                 row = min(a3 * d1 + b3 * d2 for d1 in range(w[h][j], 3 * M) for d2 in range(w[j][k], 3 * M)
@@ -349,7 +357,7 @@ def numpy_h(b, W, act, t):
                    np.searchsorted(free, V) + 1)
     volume = int(np.maximum(x, np.sort(c)).sum())
     if m > 1:
-        first = (size3[:, None] * c[None, :] + first_G).min(axis=1) // 3
+        first = (size3[:, None] * c[None, :] + first_G).min(axis=1) // UNIT
         dropped = np.zeros((2, gone.shape[1] + 1), dtype=np.int64)
         dropped[:, 1:] = np.cumsum(c[gone], axis=1)
         pair = int((first + dropped.ravel()).max())

@@ -11,17 +11,31 @@ and for every three consecutive completions h = e_{r+1}, j = e_r, k = e_{r−1},
 :mod:`lpbench.formulations.completion` give δ_r >= w(h, j), δ_r + δ_{r−1} >= w(h, k) and, Lemma 2' in its exact
 form, one of 2δ_r + δ_{r−1} >= p_h + p_j + p_k − M, δ_r + δ_{r−1} >= o_k, δ_r >= o_j (the gaps the three requests
 alone allow). Each gap is the first gap of one such triple and the second of the next,
-and its weight is split between them: 2/3 to the first, 1/3 to the second (the last gap δ_1, in one
-triple only, gives it all of its weight 1; the first gap's third is dropped). Triple (e_{r+1}, e_r,
-e_{r−1}) thus carries (2r/3)·δ_r + ((r − 1)/3)·δ_{r−1} (δ_1 at weight 1 when r = 2), at least the same
-weights times w(h, j) and w(j, k) plus B(r, h, j, k)/3 >= 0, the integer minimum of the excess over that
+and its weight is split between them: a share α to the first, 1 − α to the second (the last gap δ_1, in one
+triple only, gives it all of its weight 1; the first gap's share 1 − α is dropped). Triple (e_{r+1}, e_r,
+e_{r−1}) thus carries α·r·δ_r + (1 − α)(r − 1)·δ_{r−1} (δ_1 at weight 1 when r = 2), at least the same
+weights times w(h, j) and w(j, k) plus B(r, h, j, k) >= 0, the integer minimum of the excess over that
 set (the single row 2δ_r + δ_{r−1} >= T(h, j, k) of Lemma 2' until 2026-12-01). Summing, with the first gap at its w:
 
-    Σ_{j∈U} (C_j − t0) >= chain_U(e) := m·c_{e_m} + Σ_{r=1}^{m−1} r·w(e_{r+1}, e_r) + Σ_{r=2}^{m−1} B(r, e_{r+1}, e_r, e_{r−1})/3
+    Σ_{j∈U} (C_j − t0) >= chain_U(e) := m·c_{e_m} + Σ_{r=1}^{m−1} r·w(e_{r+1}, e_r)
+                                         + Σ_{r=2}^{m−1} B(r, e_{r+1}, e_r, e_{r−1})
 
-(3B: :func:`~lpbench.formulations.completion.triple_bonus`). This is (L) of ``latency-astar`` at its root
-(r there is c_l = m − l + 1), which minimises it over orders with a table over all subsets: 2^n·n²
+(UNIT·B: :func:`~lpbench.formulations.completion.triple_bonus`). With α = 2/3 this is (L) of ``latency-astar`` at
+its root (r there is c_l = m − l + 1), which minimises it over orders with a table over all subsets: 2^n·n²
 entries, so at most 16 requests.
+
+**The split.** Any α in [1/2, 1] gives a valid bound: the two shares of each gap's weight add up to it, and each
+triple's shares are at least their value at the pair separations plus the least excess the triple allows (the
+candidates of ``triple_bonus`` need the first gap's weight at least the second's, α·r >= (1 − α)(r − 1)). Which α
+is best depends on which case of Lemma 2' binds. For large r, the least excess over the row 2δ_r + δ_{r−1} >= R alone
+is about r·R′·min(α/2, 1 − α) (R′ the excess of R over the pair separations), largest at α = 2/3; over the row
+δ_r + δ_{r−1} >= o_k alone it is about r·O′·min(α, 1 − α), largest at α = 1/2. ``SPLIT`` = 5/8
+(in eighths, ``UNIT`` = 8) was chosen by a scan of α on ten full jaillet draws (each draw's best U, 6-8 s of ascent per
+value, scratch, 2026-12-01; docs/seed004-certification.md): from α = 2/3 the bound rose on all ten, to its best at
+α = 0.60-0.62, by 0.8-3.8 %, and fell steeply above 2/3 and below 0.55 (the least over sequences of functions linear
+in α is concave in it). 5/8 was within 0.1 % of the best scanned value on the four Model-1 draws where it was
+scanned and within 0.6 % on three Model-2 draws. ``latency-astar``'s (L) keeps 2/3: with 5/8 its search proved no
+more (its docstring).
 
 **Lagrangian q-path relaxation** (Picard & Queyranne 1978, for the time-dependent TSP). Relax "each
 request of U once" to "a sequence of m requests, none twice among three consecutive ones" and price a
@@ -34,18 +48,18 @@ for *every* λ ∈ R^U (weak duality): each λ found gives a valid bound, howeve
 The minimum is a dynamic programme over the last two requests of the tail, position r from the end:
 
     F_1(j, k) = w(j, k) + λ_k,
-    F_r(j, k) = r·w(j, k) + λ_k + min_{l ∉ {j, k}} (B(r, j, k, l)/3 + F_{r−1}(k, l)),     r = 2..m−1
+    F_r(j, k) = r·w(j, k) + λ_k + min_{l ∉ {j, k}} (B(r, j, k, l) + F_{r−1}(k, l)),     r = 2..m−1
     L_U(λ)    = min_{h ≠ j} (m·c_h + λ_h + F_{m−1}(h, j)) − Σ_{j∈U} λ_j,
 
 m³ per position (the minima over l in a numba kernel, :func:`_tail_minima`: 0.7 ms per evaluation for m = 36
 where numpy took 2.3 ms, the same float32 values). λ is searched by subgradient ascent (g_j = visits of
 j − 1; Polyak steps towards 1.05 × the best value; step times ``SHRINK`` after ``PATIENCE`` steps without
 improvement, from the best λ, until it is below ``THETA_MIN``). The best λ is re-evaluated in exact integer
-arithmetic (λ rounded to a multiple of 1/(3·LAMBDA_SCALE), every cost in those units; compiled,
+arithmetic (λ rounded to a multiple of 1/(UNIT·LAMBDA_SCALE), every cost in those units; compiled,
 :func:`_exact_tail`: 0.19 s against numpy's 0.52 s in the 11 evaluations of a 5 s run on jaillet-model2 draw 28,
-0.23 against 0.62 s in 30 on jaillet-model1 draw 0, scratch profile), and only that value is used. On the first
-12 requests of jaillet-model1 draws 0-4 it equals the subset table's root value (tests/test_chain.py compares it
-on small instances).
+0.23 against 0.62 s in 30 on jaillet-model1 draw 0, scratch profile), and only that value is used. With (L)'s split,
+2/3, it equals the subset table's root value on the first 12 requests of jaillet-model1 draws 0-4, and with 5/8 it is
+at least that value there (tests/test_chain.py; it also compares the programme with every order on small instances).
 
 **Requests left out of U.** The chain charges only its first completion its c, so a short request in U
 makes it weak. A schedule restricted to a subset of the requests is a schedule of that subset (memory
@@ -61,14 +75,14 @@ new requests start at λ = 0, collapse, often below 0, and each of their steps c
 (3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, while time is left. Every
 value tried is a valid bound; the largest is reported.
 
-**Tables.** The triple bonuses are built once (exact, in thirds, and a float32 copy laid out for the search),
-N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T is all n requests when their
-estimated build time (``TABLE_SECONDS_PER_ENTRY``) is at most ``TABLE_SHARE`` of the time left; otherwise T is
-the union of the two orders' U at the least r whose union fits, and r is scanned from there up (every U is
-valid, so leaving the largest ones out only narrows the search: on jaillet-model2 draw 28, 102 requests, the best
-U found in 20 s has 66, while the n⁴ tables (estimated at 3.2 s) left a 10 s solve's chain no time for one, so it
-returned ``volume-bound``; docs/seed004-certification.md). When not even the tables of the smallest U fit, none is
-built and the bound is ``volume-bound``.
+**Tables.** The triple bonuses are built once (exact, in units of 1/``UNIT``, and a float32 copy laid out for the
+search), N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T is all n requests when their
+estimated build time (``TABLE_SECONDS_PER_ENTRY``) is at most ``TABLE_SHARE`` of the time left; otherwise T is the
+union of the two orders' U at the least r whose union fits, and r is scanned from there up (every U is valid, so
+leaving the largest ones out only narrows the search: on jaillet-model2 draw 28, 102 requests, the best U found in 20
+s has 66, while the n⁴ tables (estimated at 3.2 s) left a 10 s solve's chain no time for one, so it returned
+``volume-bound``; docs/seed004-certification.md). When not even the tables of the smallest U fit, none is built and
+the bound is ``volume-bound``.
 """
 from __future__ import annotations
 
@@ -80,10 +94,11 @@ from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
 from .compiled import compiled, fits
-from .completion import separation, triple_bonus
+from .completion import SPLIT, separation, triple_bonus
 from .volume import VolumeBound, bound_alone
 
-LAMBDA_SCALE = 1 << 12   # λ resolution of the exact evaluation: multiples of 1/(3·LAMBDA_SCALE)
+UNIT = SPLIT[1]          # every cost of the programme in units of 1/UNIT (SPLIT: module docstring, "The split")
+LAMBDA_SCALE = 1 << 12   # λ resolution of the exact evaluation: multiples of 1/(UNIT·LAMBDA_SCALE)
 EXACT_BIG = 1 << 58      # "no such sequence" in the exact evaluation
 SCAN_POINTS = 8          # values of r per order in the first pass
 SCAN_STEPS = 50          # subgradient steps per r in the first passes
@@ -113,8 +128,8 @@ def repeats(m: int) -> np.ndarray:
 
 
 def search_table(B3: np.ndarray, deadline: float | None = None) -> np.ndarray | None:
-    """B3 (thirds, [r, j, k, l] over all requests) as the float32 table of the search, [r, l, j, k], +inf where
-    l ∈ {j, k} or j = k: each minimum over l is then a reduction over the first axis (twice as fast as over
+    """B3 (in units of 1/unit, [r, j, k, l] over all requests) as the float32 table of the search, [r, l, j, k], +inf
+    where l ∈ {j, k} or j = k: each minimum over l is then a reduction over the first axis (twice as fast as over
     the last). Built once per instance and gathered per set U. None once ``deadline`` has passed."""
     bad = repeats(B3.shape[1])
     Bt = np.empty(B3.shape, dtype=np.float32)
@@ -126,10 +141,10 @@ def search_table(B3: np.ndarray, deadline: float | None = None) -> np.ndarray | 
 
 
 @compiled
-def _tail_minima(Bt, w3, lam3, F):
+def _tail_minima(Bt, wu, lamu, F):
     """F[r] for r = 2..m−1 of the module docstring's programme (float32, as the numpy form computes it: each
     B(r, j, k, l) + F_{r−1}(k, l) rounded, then r·w + λ_k + the least of them); F[1] is filled by the caller."""
-    m = w3.shape[0]
+    m = wu.shape[0]
     acc = np.empty((m, m), dtype=np.float32)
     prev_t = np.empty((m, m), dtype=np.float32)
     for r in range(2, m):
@@ -146,15 +161,14 @@ def _tail_minima(Bt, w3, lam3, F):
         rf = np.float32(r)
         for j in range(m):
             for k in range(m):
-                F[r, j, k] = rf * w3[j, k] + lam3[k] + acc[j, k]
+                F[r, j, k] = rf * wu[j, k] + lamu[k] + acc[j, k]
 
 
 @compiled
 def _exact_tail(B3, keep, w, lamq, S):
-    """F_{m−1} of the module docstring's programme in exact integers (units of 1/(3S)): F_1(j, k) = w(j, k) + λ_k,
+    """F_{m−1} of the module docstring's programme in exact integers (units of 1/(unit·S)): F_1(j, k) = w(j, k) + λ_k,
     then for r = 2..m−1 F_r(j, k) = r·w(j, k) + λ_k + min over l ∉ {j, k} of (S·B3[r, j, k, l] + F_{r−1}(k, l)),
-    j ≠ k; ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table
-    positions."""
+    j ≠ k; ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table positions."""
     m = len(keep)
     F = np.empty((m, m), dtype=np.int64)
     G = np.empty((m, m), dtype=np.int64)
@@ -179,27 +193,30 @@ def _exact_tail(B3, keep, w, lamq, S):
 
 
 class _QPath:
-    """The q-path programme of the module docstring for one set U (``keep``, ascending), in thirds: c and w of
-    U, and the tables of all requests (``B3`` exact, ``Bt`` from :func:`search_table`), of which U's part is
-    gathered (the search's once, the exact one position by position)."""
+    """The q-path programme of the module docstring for one set U (``keep``, ascending), in units of 1/``unit``
+    (the table's: ``UNIT``, or 3 for the tables of ``latency-astar``): c and w of U, and the tables of all requests
+    (``B3`` exact, ``Bt`` from :func:`search_table`), of which U's part is gathered (the search's once, the exact one
+    position by position)."""
 
-    def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray):
+    def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray,
+                 unit: int = UNIT):
         self.m = m = len(c)
-        self.c3, self.w3, self.B3, self.keep = 3 * c, 3 * w, B3, keep
+        self.unit = unit
+        self.cu, self.wu, self.B3, self.keep = unit * c, unit * w, B3, keep
         self.eye = np.eye(m, dtype=bool)
-        self.w3f = self.w3.astype(np.float32)
+        self.wuf = self.wu.astype(np.float32)
         self.Bt = np.ascontiguousarray(Bt[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]])
 
     def value(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
-        """(3·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence)."""
-        m, w3, lam3 = self.m, self.w3f, (3 * lam).astype(np.float32)
+        """(unit·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence)."""
+        m, wu, lamu = self.m, self.wuf, (self.unit * lam).astype(np.float32)
         F = np.empty((m, m, m), dtype=np.float32)
-        F[1] = w3 + lam3[None, :]
+        F[1] = wu + lamu[None, :]
         F[1][self.eye] = np.inf
-        _tail_minima(self.Bt, w3, lam3, F)
-        V = (m * self.c3 + lam3)[:, None] + F[m - 1]
+        _tail_minima(self.Bt, wu, lamu, F)
+        V = (m * self.cu + lamu)[:, None] + F[m - 1]
         h, j = np.unravel_index(np.argmin(V), V.shape)
-        value = float(V[h, j]) - float(lam3.sum())
+        value = float(V[h, j]) - float(lamu.sum())
         visits = np.zeros(m)
         visits[h] += 1
         visits[j] += 1
@@ -210,14 +227,14 @@ class _QPath:
         return value, visits
 
     def exact(self, lam: np.ndarray) -> tuple[int, int]:
-        """L_U(λ') for λ' = λ rounded to a multiple of 1/(3·LAMBDA_SCALE), exactly: (numerator, denominator)
+        """L_U(λ') for λ' = λ rounded to a multiple of 1/(unit·LAMBDA_SCALE), exactly: (numerator, denominator)
         (:func:`_exact_tail`)."""
         S = LAMBDA_SCALE
-        lamq = np.round(3 * S * lam).astype(np.int64)
-        w = S * self.w3.astype(np.int64)
+        lamq = np.round(self.unit * S * lam).astype(np.int64)
+        w = S * self.wu.astype(np.int64)
         F = _exact_tail(self.B3, self.keep, w, lamq, S)
-        V = (self.m * S * self.c3 + lamq)[:, None] + F
-        return int(V.min()) - int(lamq.sum()), 3 * S
+        V = (self.m * S * self.cu + lamq)[:, None] + F
+        return int(V.min()) - int(lamq.sum()), self.unit * S
 
 
 def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: float) -> tuple[np.ndarray, float]:
@@ -229,7 +246,7 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
         if time.perf_counter() > deadline:
             break
         value, visits = q.value(lam)
-        value /= 3
+        value /= q.unit
         if value > best + 1e-6:
             best_lam, best, stall = lam.copy(), value, 0
         else:
@@ -283,9 +300,9 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     N = len(T)
     at = np.full(n, -1, dtype=np.int64)            # each request's position in the tables (−1: not in T)
     at[T] = np.arange(N)
-    # 3B <= 2c·δ1 + c·δ2 with c < N and δ1, δ2 <= 3M: int32 unless that could overflow
-    B3 = triple_bonus((s + o)[T], o[T], w[np.ix_(T, T)], M, N, dtype=np.int32 if 9 * N * M < 2 ** 31 else np.int64,
-                      deadline=deadline)
+    # UNIT·B <= a·c·δ1 + (UNIT − a)·c·δ2 <= UNIT·c·3M with c < N (δ1, δ2 <= 3M): int32 unless that could overflow
+    B3 = triple_bonus((s + o)[T], o[T], w[np.ix_(T, T)], M, N,
+                      dtype=np.int32 if 3 * UNIT * N * M < 2 ** 31 else np.int64, deadline=deadline, split=SPLIT)
     Bt = search_table(B3, deadline) if B3 is not None else None
     if Bt is None:
         return best                                # the tables took longer than estimated: no time for a chain
@@ -308,7 +325,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if m <= 1:
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
-            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep])
+            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT)
             lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
             if theta == 0:
                 return                                          # stalled before: nothing more to gain

@@ -110,13 +110,21 @@ def triple_separation(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int) -> np
                               o[None, :, None] + w[:, None, :], o[None, None, :] + w[:, :, None]])
 
 
+#: the split (s, d) of each gap's weight in the chain of ``chain-bound``: s/d of it to the triple in which the gap
+#: comes first, the rest to the one in which it comes second; every cost of that chain is kept in units of 1/d
+#: (``chain-bound``'s docstring, "The split", argues the validity of any split and how 5/8 was chosen; 2/3 until
+#: 2026-12-01, and still for ``latency-astar``'s (L), ``latency_astar.CHAIN_SPLIT``)
+SPLIT = (5, 8)
+
+
 def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, dtype=np.int64,
-                 deadline: float | None = None) -> np.ndarray | None:
-    """3·B[c, h, j, k] for c = 2..top−1 (zero below 2): the integer minimum of 3a·δ1 + 3b·δ2 over the gaps that
-    h, j, k alone allow (Lemma 2' in its exact form, module docstring: δ1 >= w(h, j), δ2 >= w(j, k), δ1 + δ2 >=
-    w(h, k), and one of 2δ1 + δ2 >= p_h + p_j + p_k − M, δ1 + δ2 >= o_k, δ1 >= o_j), less its value at
-    (w(h, j), w(j, k)); 3a = 2c, 3b = c − 1, or 3 when c = 2. This is the bonus of a triple of consecutive
-    completions in the chains of ``latency-astar`` (L) and ``chain-bound``, whose docstrings derive the
+                 deadline: float | None = None, split: tuple[int, int] = SPLIT) -> np.ndarray | None:
+    """d·B[c, h, j, k] for c = 2..top−1 (zero below 2), ``split`` = (s, d): the integer minimum of d·a·δ1 + d·b·δ2
+    over the gaps that h, j, k alone allow (Lemma 2' in its exact form, module docstring: δ1 >= w(h, j), δ2 >=
+    w(j, k), δ1 + δ2 >= w(h, k), and one of 2δ1 + δ2 >= p_h + p_j + p_k − M, δ1 + δ2 >= o_k, δ1 >= o_j), less its
+    value at (w(h, j), w(j, k)); d·a = s·c, d·b = (d − s)·(c − 1), or d when c = 2 (the last gap, in no other
+    triple, at its whole weight 1). This is the bonus of a triple of consecutive completions in the chains of
+    ``latency-astar`` (L), split 2/3, and ``chain-bound``, split ``SPLIT`` = 5/8, whose docstrings derive the
     weights. The minimum over the union is the least of the three cases' minima. In each case, δ2 = max(w(j, k),
     R − 2δ1, S − δ1) at the optimum for its lower bound L1 on δ1 (case 1: L1 = w(h, j), R = p_h + p_j + p_k − M,
     S = w(h, k); case 2: L1 = w(h, j), R = 0, S = o_k >= w(h, k); case 3: L1 = max(w(h, j), o_j), R = 0, S =
@@ -128,6 +136,27 @@ def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, 
     with an enumeration of the gaps). None once ``deadline`` (a perf_counter time) has passed between two values
     of c: at 102 requests the table takes 1.5-3 s, and more on a loaded machine."""
     n = len(p)
+    D1, D2 = triple_excess(p, o, w, M)
+    share, unit = split
+    B = np.zeros((max(top, 2), n, n, n), dtype=dtype)
+    if top > 2:
+        B[2] = (2 * share * D1 + unit * D2).min(axis=0)
+    P, Q = (share * D1 + (unit - share) * D2).astype(dtype), ((unit - share) * D2).astype(dtype)
+    # c > 2: s·c·D1 + (d − s)·(c − 1)·D2 = c·P − Q
+    for c in range(3, top):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        np.min(c * P - Q, axis=0, out=B[c])
+    return B
+
+
+def triple_excess(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """(D1, D2)[x, h, j, k], x over the 7 candidates of :func:`triple_bonus`: the excess of each candidate gap pair
+    over (w(h, j), w(j, k)). For every weight pair a > 0, b > 0 with a >= b, min over x of a·D1 + b·D2 is the integer
+    minimum of the weighted excess over the gaps h, j, k alone allow (:func:`triple_bonus`'s docstring); for a < b
+    the candidates of cases 2 and 3 are still feasible, so the minimum over them is an upper estimate of that least
+    excess, not a bound (callers keep a >= b)."""
+    n = len(p)
     shape = (n, n, n)
     w1, w2, whk = (np.broadcast_to(x, shape) for x in (w[:, :, None], w[None, :, :], w[:, None, :]))
     P3 = p[:, None, None] + p[None, :, None] + p[None, None, :] - M                   # case 1's R
@@ -137,16 +166,7 @@ def triple_bonus(p: np.ndarray, o: np.ndarray, w: np.ndarray, M: int, top: int, 
     d1 = np.concatenate([d1, w1[None], late_j[None]])
     d2 = np.concatenate([d2, np.maximum(w2, o[None, None, :] - w1)[None],           # case 2: δ1 + δ2 >= o_k
                          np.maximum(w2, whk - late_j)[None]])
-    D1, D2 = d1 - w1, d2 - w2                      # the excess of each candidate over (w(h, j), w(j, k))
-    B = np.zeros((max(top, 2), n, n, n), dtype=dtype)
-    if top > 2:
-        B[2] = (4 * D1 + 3 * D2).min(axis=0)
-    P, Q = (2 * D1 + D2).astype(dtype), D2.astype(dtype)   # c > 2: 2c·D1 + (c − 1)·D2 = c·P − Q
-    for c in range(3, top):
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        np.min(c * P - Q, axis=0, out=B[c])
-    return B
+    return d1 - w1, d2 - w2
 
 
 def least_span(volume: np.ndarray, stretches: np.ndarray, M: int) -> np.ndarray:

@@ -70,15 +70,18 @@ Running requests contribute exactly o_i − α_i. For the waiting set W, with of
   Lemma 2 alone sees only pairs that cannot both be at their peaks (p_h + p_j > M); the triple sees
   three mid-size requests whose peaks fit pairwise but not together. To keep a dynamic programme over
   subsets, each gap's weight c_l is split: a share (1 − β)·c_l goes with the triple where δ_l comes
-  first, β·c_l with the one where it comes second (β = 1/3; the last gap, c = 1, gives all of its
-  weight to its one triple, β = 1). Each triple then contributes at least the integer minimum of
-  a·δ_l + b·δ_{l+1} over the gaps the triple alone allows (the union of the three cases with the pair
-  rows; :func:`~lpbench.formulations.completion.triple_bonus`), that is a·w(h, j) + b·w(j, k) + B(c_l, h, j, k) with B >= 0,
-  and Σ_l c_l·δ_l >= Σ_l c_l·w(π(l−1), π(l)) + Σ_triples B (the shares add up to c_l, and each share
-  is at least its weight times w). The least such chain over S that starts with h, j is tabulated once
-  over all subsets, in thirds: 3·G(S, h, j) = 3(|S| − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(|S| − 1, h, j, k)
-  + 3·G(S − h, j, k)) (2^n·n² entries, computed two sizes at a time, and 2^n·n row minima kept, so over at most
-  ``TABLE_REQUESTS`` requests; instances above
+  first, β·c_l with the one where it comes second (β = 1/3, ``CHAIN_SPLIT``; the last gap, c = 1, gives all of
+  its weight to its one triple, β = 1). Any β is valid (``chain-bound``'s docstring, "The split"); ``chain-bound``
+  takes 3/8, which raises its chain by 0.8-3.8 % at paper size, but here it did not help the proofs: on Model-1 n =
+  18 draws 3 and 19 and Model-2 n = 20 draw 5 (60 s, one run each, 2026-12-01) the search ended at 760, 407 and 939
+  with 3/8 against 761, 408 and 952 with 1/3 (docs/seed004-certification.md). Each triple then contributes at least the
+  integer minimum of a·δ_l + b·δ_{l+1} over the gaps the triple alone allows (the union of the three cases with the
+  pair rows; :func:`~lpbench.formulations.completion.triple_bonus`), that is a·w(h, j) + b·w(j, k) + B(c_l, h, j, k)
+  with B >= 0, and Σ_l c_l·δ_l >= Σ_l c_l·w(π(l−1), π(l)) + Σ_triples B (the shares add up to c_l, and each share is
+  at least its weight times w). The least such chain over S that starts with h, j is tabulated once over all subsets,
+  in units of 1/d (d = ``UNIT``, thirds): d·G(S, h, j) = d(|S| − 1)·w(h, j) +
+  min_{k ∈ S−h−j} (dB(|S| − 1, h, j, k) + d·G(S − h, j, k)) (2^n·n² entries, computed two sizes at a time, and
+  2^n·n row minima kept, so over at most ``TABLE_REQUESTS`` requests; instances above
   ``MAX_REQUESTS`` are refused before the search); (L) = min_{h,j} (m·c_h + G(W, h, j)), and min_j c_j
   when m = 1.
   The chain charges only its first completion its c, so one short request makes it weak; (L) is
@@ -176,6 +179,8 @@ UNSCORED = -1
 HASH_MUL, HASH_MIX = -7046029254386353131, -4658895280553007687   # 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
 AGE_WORDS = 4   # a state key packs the running set's ages into this many int64 words (:func:`age_layout`)
 CHAIN_BIG = 1 << 30   # "no such chain" in the int32 chain table
+CHAIN_SPLIT = (2, 3)  # (L)'s split of each gap's weight between its two triples (module docstring)
+UNIT = CHAIN_SPLIT[1]  # the chain table (L) in units of 1/UNIT
 
 
 class SearchResult:
@@ -245,7 +250,7 @@ class _Bounds:
         self.a_arr, self.s_arr, self.o_arr = (np.array(v, dtype=np.int64) for v in (a, s, o))
         self.p_arr = self.s_arr + self.o_arr
         self.vol_arr = self.s_arr * self.o_arr + self.o_arr * (self.o_arr + 1) // 2
-        # 3·min_j G[S, h, j]: all the search reads of the chain table (which is not kept), over the first
+        # UNIT·min_j G[S, h, j]: all the search reads of the chain table (which is not kept), over the first
         # ``tabled`` requests (S ⊆ them; the columns of the others CHAIN_BIG)
         self.tabled = min(n, TABLE_REQUESTS)
         self.G3_first = self.chain_tables()[1]
@@ -279,19 +284,20 @@ class _Bounds:
                 self.G1s, self.groups, self.rest_h, self.work)
 
     def triple_bonus(self) -> np.ndarray:
-        """3·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
+        """UNIT·B(c, h, j, k) of (L) for c = 2..n−1 (:func:`~lpbench.formulations.completion.triple_bonus`)."""
         k = self.tabled
-        return triple_bonus(self.p_arr[:k], self.o_arr[:k], np.array(self.w, dtype=np.int64)[:k, :k], self.M, k)
+        return triple_bonus(self.p_arr[:k], self.o_arr[:k], np.array(self.w, dtype=np.int64)[:k, :k], self.M, k,
+                            split=CHAIN_SPLIT)
 
     def chain_tables(self, whole: bool = False) -> tuple[np.ndarray | None, np.ndarray]:
-        """What the search keeps of the chain table, 3·min_j G[S, h, j] for every S and request h (CHAIN_BIG for h
+        """What the search keeps of the chain table, UNIT·min_j G[S, h, j] for every S and request h (CHAIN_BIG for h
         outside S, |S| = 1 and requests beyond ``tabled``), computed by :func:`chain_kernel`, which holds only two
-        sizes of subsets at a time; and, with ``whole``, the table itself, 3·G[S, h, j] for every subset S (bitmask) and
-        h ≠ j in S, CHAIN_BIG elsewhere (2^m·m² entries, for the tests; else None)."""
+        sizes of subsets at a time; and, with ``whole``, the table itself, UNIT·G[S, h, j] for every subset S (bitmask)
+        and h ≠ j in S, CHAIN_BIG elsewhere (2^m·m² entries, for the tests; else None)."""
         k = self.tabled
         first = np.full((1 << k, self.n), CHAIN_BIG, dtype=np.int64)
         G = np.full((1 << k, k, k) if whole else (1, 1, 1), CHAIN_BIG, dtype=np.int32)
-        chain_kernel(3 * np.array(self.w, dtype=np.int64)[:k, :k], self.triple_bonus(), first, G)
+        chain_kernel(UNIT * np.array(self.w, dtype=np.int64)[:k, :k], self.triple_bonus(), first, G)
         return (G if whole else None), first
 
     def running(self, act):
@@ -322,13 +328,13 @@ class _Bounds:
 
 @compiled
 def chain_kernel(w3, B, first, whole):
-    """3·G[S, h, j] of (L) (module docstring) from 3·w (``w3``) and the bonuses 3·B[c, h, j, k]: G[{h, j}, h, j] =
-    3w(h, j), and for |S| = m >= 3, 3·G(S, h, j) = 3(m − 1)·w(h, j) + min_{k ∈ S−h−j} (3B(m − 1, h, j, k) +
-    3·G(S − h, j, k)); writes ``first[S, h]`` = min_j G[S, h, j], all the search reads, and ``whole[S, h, j]``
-    when ``whole`` is the full table (shape (2^k, k, k); (1, 1, 1): not kept). The entries of size m depend only on
-    those of size m − 1, so sizes go in ascending order and only two are held, each subset's entries indexed by its
-    members' positions (m² per subset: 74 MB for the largest size of 20 requests, where the whole table takes 1.7
-    GB). Subsets of one size come in increasing order (Gosper's step), so the r-th is the one of rank r in the
+    """d·G[S, h, j] of (L) (module docstring; d = ``UNIT``) from d·w (``w3``) and the bonuses d·B[c, h, j, k]: G[{h, j},
+    h, j] = dw(h, j), and for |S| = m >= 3, d·G(S, h, j) = d(m − 1)·w(h, j) + min_{k ∈ S−h−j} (dB(m − 1, h, j, k)
+    + d·G(S − h, j, k)); writes ``first[S, h]`` = min_j G[S, h, j], all the search reads, and ``whole[S, h, j]``
+    when ``whole`` is the full table (shape (2^k, k, k); (1, 1, 1): not kept). The entries of size m depend only
+    on those of size m − 1, so sizes go in ascending order and only two are held, each subset's entries indexed by
+    its members' positions (m² per subset: 74 MB for the largest size of 20 requests, where the whole table takes
+    1.7 GB). Subsets of one size come in increasing order (Gosper's step), so the r-th is the one of rank r in the
     combinatorial number system, rank(S) = Σ_i C(x_i, i + 1) over its members x_0 < x_1 < …, and S less its i-th
     member has rank Σ_{i' < i} C(x_i', i' + 1) + Σ_{i' > i} C(x_i', i')."""
     k = w3.shape[0]
@@ -442,9 +448,9 @@ def unpack_ages(key, ids, ages, bits, per):
 def waiting_parts(W, o, p, vol, G3_first):
     """The parts of h that depend on the waiting set W alone: its members idx (ascending), their o, the prefix
     sums V of their sorted volumes, and the chain's subsets: W less its r requests of least o, then of least p
-    (stable order; r = 0..m − 2), as rows of first_G (3·min_j G[U_r, h, j] for the members h), size3 = 3|U_r|,
-    and gone (the members dropped in each order). Members outside the chain table (``G3_first`` covers the first
-    log2(len) requests: :func:`table_order`) are dropped first in both orders, and a row whose U_r still holds one
+    (stable order; r = 0..m − 2), as rows of first_G (UNIT·min_j G[U_r, h, j] for the members h), size3 =
+    UNIT·|U_r|, and gone (the members dropped in each order). Members outside the chain table (``G3_first`` covers the
+    first log2(len) requests: :func:`table_order`) are dropped first in both orders, and a row whose U_r still holds one
     gets −BIG, below every other row (:func:`chain_bound` takes the largest)."""
     n = len(o)
     m = 0
@@ -477,7 +483,7 @@ def waiting_parts(W, o, p, vol, G3_first):
             for y in range(m):
                 # a subset with requests outside the table: no chain (a value below every other row's)
                 first_G[order * rows + r, y] = G3_first[U, idx[y]] if U < tabled else -BIG
-            size3[order * rows + r] = 3 * (m - r)
+            size3[order * rows + r] = UNIT * (m - r)
     return idx, o[idx], V, first_G, size3, gone
 
 
@@ -731,8 +737,8 @@ def chain_bound(c, part):
     m − 2), each dropped request j counted at its own c_j (``c[:m]``: the members' earliest completions).
     Valid for every U: Σ_{j∈W} (C_j − t) >= (L) on U + Σ_{j∉U} c_j. Dropping small requests helps
     because the chain charges only the first completion its c: one short request first makes
-    m·c_π(1) small and its gaps are 0. Per W (:func:`pack_waiting`'s ``part``): size3 = 3|U_r|, first_G =
-    3·min_j G[U_r, h, j] (rows U_r, columns the members h), and gone, the members dropped in each order."""
+    m·c_π(1) small and its gaps are 0. Per W (:func:`pack_waiting`'s ``part``): size3 = UNIT·|U_r|, first_G =
+    UNIT·min_j G[U_r, h, j] (rows U_r, columns the members h), and gone, the members dropped in each order."""
     m, R, drop = part[0], part[1], part[2]            # R subsets per drop order: r = 0..m − 2
     size3 = 3 + 3 * m
     first_G = size3 + 2 * R
@@ -743,7 +749,7 @@ def chain_bound(c, part):
         first = part[at] + part[size3 + row] * c[0]
         for h in range(1, m):
             first = min(first, part[at + h] + part[size3 + row] * c[h])
-        value = first // 3
+        value = first // UNIT
         order, r = row // R, row % R
         for d in range(r):
             value += c[part[gone + order * drop + d]]
