@@ -94,7 +94,7 @@ from ..semantics import SLOT
 from ..solvers.base import SolveResult
 from .base import FORMULATIONS, ClosedForm
 from .compiled import compiled, fits
-from .completion import SPLIT, separation, triple_bonus
+from .completion import SPLIT, separation, triple_bonus, triple_excess
 from .volume import VolumeBound, bound_alone
 
 UNIT = SPLIT[1]          # every cost of the programme in units of 1/UNIT (SPLIT: module docstring, "The split")
@@ -108,6 +108,14 @@ PATIENCE = 8             # steps without improvement before the step size shrink
 SHRINK = 0.5             # by this factor, from the best λ
 THETA_MIN = 2.0 ** -7    # stop when the step factor falls below this (the ascent has stalled)
 TARGET_MARGIN = 0.05
+#: the split per position (module docstring): α in units of 1/SPLIT_FINE; SPLIT_SHARE of the time left after the
+#: scan goes to it on the best set U; SPLIT_LAMBDA_STEPS steps of the λ ascent (from a step factor of at least
+#: SPLIT_LAMBDA_THETA) per step of α, whose Polyak step is scaled by SPLIT_STEP
+SPLIT_FINE = 48
+SPLIT_SHARE = 0.4
+SPLIT_LAMBDA_STEPS = 20
+SPLIT_LAMBDA_THETA = 2.0 ** -4
+SPLIT_STEP = 0.3
 #: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
 #: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8; 2.8 s on 2026-11-28, 2.6e-8): the search
 #: is not started when they would not be ready in time. The builds also stop at the deadline, since a loaded
@@ -205,10 +213,14 @@ class _QPath:
         self.cu, self.wu, self.B3, self.keep = unit * c, unit * w, B3, keep
         self.eye = np.eye(m, dtype=bool)
         self.wuf = self.wu.astype(np.float32)
-        self.Bt = np.ascontiguousarray(Bt[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]])
+        if Bt.shape[1] == m:                                   # U's own table (keep is then 0..m−1): shared
+            self.Bt = Bt
+        else:
+            self.Bt = np.ascontiguousarray(Bt[:m][:, keep[:, None, None], keep[None, :, None], keep[None, None, :]])
 
     def value(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
-        """(unit·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence)."""
+        """(unit·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence, which
+        is left in ``self.sequence``)."""
         m, wu, lamu = self.m, self.wuf, (self.unit * lam).astype(np.float32)
         F = np.empty((m, m, m), dtype=np.float32)
         F[1] = wu + lamu[None, :]
@@ -217,14 +229,13 @@ class _QPath:
         V = (m * self.cu + lamu)[:, None] + F[m - 1]
         h, j = np.unravel_index(np.argmin(V), V.shape)
         value = float(V[h, j]) - float(lamu.sum())
-        visits = np.zeros(m)
-        visits[h] += 1
-        visits[j] += 1
+        sequence = [int(h), int(j)]
         for r in range(m - 1, 1, -1):                          # follow the minimising tail
             l = int(np.argmin(self.Bt[r][:, h, j] + F[r - 1][j]))
-            visits[l] += 1
+            sequence.append(l)
             h, j = j, l
-        return value, visits
+        self.sequence = np.array(sequence)                     # first completer first: e_m, ..., e_1
+        return value, np.bincount(self.sequence, minlength=m).astype(np.float64)
 
     def exact(self, lam: np.ndarray) -> tuple[int, int]:
         """L_U(λ') for λ' = λ rounded to a multiple of 1/(unit·LAMBDA_SCALE), exactly: (numerator, denominator)
@@ -265,6 +276,84 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
     return best_lam, theta
 
 
+@compiled
+def _split_tables(D1, D2, shares, unit, Bx, Bt):
+    """U's triple bonuses under a split per position (module docstring, "The split per position"), in units of
+    1/unit: Bx[r, h, j, k] = min over the candidates x of a_r·D1[x, h, j, k] + b_r·D2[x, h, j, k] with a_r =
+    shares[r]·r and b_r = (unit − shares[r − 1])·(r − 1), or unit when r = 2 (the last gap at its whole weight),
+    r = 2..m − 1; Bt is its float32 copy in the search's layout (:func:`search_table`: Bt[r, k, h, j], +inf where
+    a request repeats)."""
+    X, m = D1.shape[0], D1.shape[1]
+    for r in range(2, m):
+        a = shares[r] * r
+        b = unit if r == 2 else (unit - shares[r - 1]) * (r - 1)
+        for h in range(m):
+            for j in range(m):
+                for k in range(m):
+                    least = a * D1[0, h, j, k] + b * D2[0, h, j, k]
+                    for x in range(1, X):
+                        v = a * D1[x, h, j, k] + b * D2[x, h, j, k]
+                        if v < least:
+                            least = v
+                    Bx[r, h, j, k] = least
+                    if h == j or k == h or k == j:
+                        Bt[r, k, h, j] = np.inf
+                    else:
+                        Bt[r, k, h, j] = np.float32(least)
+
+
+def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: int, lam: np.ndarray,
+                 deadline: float, trace: list | None = None) -> tuple[int, int] | None:
+    """The best exact L_U(λ) over λ and the split per position (module docstring, "The split per position"),
+    as (numerator, denominator), searched from ``lam`` and α_r = ``SPLIT`` (the first gap's at 1) until
+    ``deadline``; None when not one evaluation fitted. U's requests: first completions ``c``, separations ``w``,
+    peaks ``p`` = s + o, outputs ``o``; ``trace`` receives each exact value."""
+    m = len(c)
+    D1, D2 = triple_excess(p, o, w, M)
+    alpha = np.full(m, SPLIT[0] / SPLIT[1])
+    alpha[m - 1] = 1.0                           # the first gap, in one triple only: all of its weight there
+    # a_r·D1 + b_r·D2 <= SPLIT_FINE·r·3M (a_r + b_r <= SPLIT_FINE·r; D1, D2 <= 3M): int32 unless that could overflow
+    Bx = np.zeros((m, m, m, m), dtype=np.int32 if 3 * SPLIT_FINE * m * M < 2 ** 31 else np.int64)
+    Bt = np.full((m, m, m, m), np.inf, dtype=np.float32)
+    q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE)      # reads Bx and Bt as _split_tables rewrites them
+    best, best_value, best_alpha = None, -np.inf, alpha.copy()
+    theta, lam_theta, stall = 1.0, 1.0, 0
+    while time.perf_counter() < deadline:
+        shares = np.rint(alpha * SPLIT_FINE).astype(np.int64)
+        _split_tables(D1, D2, shares, SPLIT_FINE, Bx, Bt)
+        lam, lam_theta = _ascent(q, lam, max(lam_theta, SPLIT_LAMBDA_THETA), SPLIT_LAMBDA_STEPS, deadline)
+        num, den = q.exact(lam)
+        if trace is not None:
+            trace.append(num / den)
+        if num / den > best_value + 1e-9:
+            best, best_value, best_alpha, stall = (num, den), num / den, alpha.copy(), 0
+        else:
+            stall += 1
+            if stall >= PATIENCE:
+                theta, stall, alpha = theta * SHRINK, 0, best_alpha.copy()
+                if theta < THETA_MIN:
+                    break
+                continue
+        q.value(lam)                             # its minimising sequence, e_m first
+        e = q.sequence
+        g = np.zeros(m)                          # a supergradient of L_U in α at this λ
+        for r in range(2, m):                    # triple (e_{r+1}, e_r, e_{r−1}) at its least candidate x
+            h, j, k = e[m - r - 1], e[m - r], e[m - r + 1]
+            b = SPLIT_FINE if r == 2 else (SPLIT_FINE - shares[r - 1]) * (r - 1)
+            x = int(np.argmin(shares[r] * r * D1[:, h, j, k] + b * D2[:, h, j, k]))
+            g[r] += r * D1[x, h, j, k]
+            if r > 2:
+                g[r - 1] -= (r - 1) * D2[x, h, j, k]
+        g[m - 1] = 0.0
+        norm = float(g @ g)
+        if norm == 0:
+            break
+        goal = (1 + TARGET_MARGIN) * abs(best_value) + 1
+        alpha = np.clip(alpha + SPLIT_STEP * theta * (goal - num / den) / norm * g, 0.5, 1.0)
+        alpha[m - 1] = 1.0
+    return best
+
+
 def drop_orders(s: np.ndarray, o: np.ndarray) -> dict:
     """The requests in the order U drops them (module docstring): by output length, and by peak s + o."""
     return {"shortest": np.argsort(o, kind="stable"), "smallest-peak": np.argsort(s + o, kind="stable")}
@@ -285,7 +374,8 @@ def table_requests(orders: dict, n: int, seconds: float) -> tuple[np.ndarray, in
 
 def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, str]:
     """(certified lower bound on total latency, which U gave it, or "volume-bound" where no chain beat it) by
-    the search of the module docstring; ``trace`` (a list) receives (order, r, steps, bound) per evaluation."""
+    the search of the module docstring; ``trace`` (a list) receives (order, r, steps, bound) per evaluation (steps
+    "split" for the split per position)."""
     a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
     t0 = int(a.min())
@@ -317,7 +407,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U
     values: dict = {}
 
-    def evaluate(cand, steps: int, start=None) -> None:
+    def evaluate(cand, steps: int, start=None, until: float = deadline) -> None:
         nonlocal best
         key, r = cand
         keep = np.sort(orders[key][r:])
@@ -330,7 +420,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
             if theta == 0:
                 return                                          # stalled before: nothing more to gain
             lam = lam.copy()
-            lam[keep], theta = _ascent(q, lam[keep], theta, steps, deadline)
+            lam[keep], theta = _ascent(q, lam[keep], theta, steps, until)
             lams[cand] = lam, theta
             num, den = q.exact(lam[keep])
             value = -(-num // den) - int((a[keep] - t0).sum())          # ceil: the objective is an integer
@@ -363,10 +453,26 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         for r in range(max(r_floor, r0 - step + 1), min(n - 1, r0 + step)):
             if (key, r) not in values and time.perf_counter() < deadline:
                 evaluate((key, r), SCAN_STEPS, lams[(key, r0)][0] if (key, r0) in lams else None)
+    split_at = time.perf_counter() + (1 - SPLIT_SHARE) * (deadline - time.perf_counter())
     for cand in sorted(values, key=values.get, reverse=True):
-        if time.perf_counter() >= deadline:
+        if time.perf_counter() >= split_at:
             break
-        evaluate(cand, POLISH_STEPS)
+        evaluate(cand, POLISH_STEPS, until=split_at)
+    # 4. the split per position on the best U, from its λ, with the time left
+    if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _split_tables):
+        key, r = cand = max(values, key=values.get)
+        keep = np.sort(orders[key][r:])
+        if len(keep) >= 3 and cand in lams:
+            found = split_search(c[keep], w[np.ix_(keep, keep)], (s + o)[keep], o[keep], M, lams[cand][0][keep],
+                                 deadline)
+            if found is not None:
+                num, den = found
+                total = -(-num // den) - int((a[keep] - t0).sum()) + rest_bound(orders[key][:r])
+                if trace is not None:
+                    trace.append((key, r, "split", total))
+                if total > best[0]:
+                    best = (total, f"U = all but the {r} {key} requests ({len(keep)} in the chain), split per "
+                                   f"position")
     return best
 
 
