@@ -72,8 +72,25 @@ n/SCAN_POINTS, from the largest down (U grows; a small U converges in few steps)
 left once a value falls below ``SCAN_COLLAPSE`` times its best (past its peak the values of the larger sets, whose
 new requests start at λ = 0, collapse, often below 0, and each of their steps costs m⁴);
 (2) the r between the best one and its grid neighbours, from its λ;
-(3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, while time is left. Every
-value tried is a valid bound; the largest is reported.
+(3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, until ``SPLIT_SHARE`` of the time
+left after (2) remains; (4) the split per position (below) on the best U, from its λ, with the rest. Every value
+tried is a valid bound; the largest is reported.
+
+**The split per position** (:func:`split_search`). The argument of "The split" holds with a share α_r of its own
+for each gap δ_r: triple (e_{r+1}, e_r, e_{r−1}) then carries a_r·δ_r + b_r·δ_{r−1}, a_r = α_r·r, b_r = (1 −
+α_{r−1})(r − 1) (b_2 = 1, the last gap's whole weight), the two shares of each gap still add up to its weight r,
+and α_r in [1/2, 1] keeps a_r >= r/2 >= (r − 1)/2 >= b_r, which the candidates of ``triple_excess`` need. The first
+gap δ_{m−1}, in one triple only, gives it all its weight (α_{m−1} = 1, where the fixed split drops the share 1 − α):
+its bonus only rises, since every excess is >= 0. The bonus of each triple is the least over 7 candidates of a
+function linear in (α_r, α_{r−1}), so L_U is, for each λ, a least of functions linear in α: concave, with the
+supergradient g_r = r·(D1 at triple r − D2 at triple r + 1), read at the minimising sequence's triples and their least
+candidates (D1, D2: a candidate's excesses over the pair separations). The search alternates ``SPLIT_LAMBDA_STEPS`` steps of the λ ascent with one
+Polyak step in α (towards 1.05 × the best value, scaled by ``SPLIT_STEP``, projected on [1/2, 1]; step halved from the
+best α after ``PATIENCE`` steps without improvement, until below ``THETA_MIN``), α in units of 1/``SPLIT_FINE``, U's
+own tables rebuilt at each step (:func:`_split_tables`, m⁴ entries over 7 candidates: about 30 ms at m = 43). Each
+exact value is a valid bound. On six paper-size draws at 10 s it raised ``chain-bound`` by 0.25-0.82 %
+(docs/seed004-certification.md; tests/test_chain.py checks the tables against numpy and the fixed split, and random
+splits and the search against brute force).
 
 **Tables.** The triple bonuses are built once (exact, in units of 1/``UNIT``, and a float32 copy laid out for the
 search), N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T is all n requests when their
@@ -287,19 +304,20 @@ def _split_tables(D1, D2, shares, unit, Bx, Bt):
     for r in range(2, m):
         a = shares[r] * r
         b = unit if r == 2 else (unit - shares[r - 1]) * (r - 1)
-        for h in range(m):
-            for j in range(m):
-                for k in range(m):
-                    least = a * D1[0, h, j, k] + b * D2[0, h, j, k]
-                    for x in range(1, X):
+        for x in range(X):                       # candidate by candidate: every array read in its memory order
+            for h in range(m):
+                for j in range(m):
+                    for k in range(m):
                         v = a * D1[x, h, j, k] + b * D2[x, h, j, k]
-                        if v < least:
-                            least = v
-                    Bx[r, h, j, k] = least
+                        if x == 0 or v < Bx[r, h, j, k]:
+                            Bx[r, h, j, k] = v
+        for k in range(m):
+            for h in range(m):
+                for j in range(m):
                     if h == j or k == h or k == j:
                         Bt[r, k, h, j] = np.inf
                     else:
-                        Bt[r, k, h, j] = np.float32(least)
+                        Bt[r, k, h, j] = np.float32(Bx[r, h, j, k])
 
 
 def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: int, lam: np.ndarray,
