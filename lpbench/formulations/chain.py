@@ -83,14 +83,15 @@ and α_r in [1/2, 1] keeps a_r >= r/2 >= (r − 1)/2 >= b_r, which the candidate
 gap δ_{m−1}, in one triple only, gives it all its weight (α_{m−1} = 1, where the fixed split drops the share 1 − α):
 its bonus only rises, since every excess is >= 0. The bonus of each triple is the least over 7 candidates of a
 function linear in (α_r, α_{r−1}), so L_U is, for each λ, a least of functions linear in α: concave, with the
-supergradient g_r = r·(D1 at triple r − D2 at triple r + 1), read at the minimising sequence's triples and their least
-candidates (D1, D2: a candidate's excesses over the pair separations). The search alternates ``SPLIT_LAMBDA_STEPS`` steps of the λ ascent with one
-Polyak step in α (towards 1.05 × the best value, scaled by ``SPLIT_STEP``, projected on [1/2, 1]; step halved from the
-best α after ``PATIENCE`` steps without improvement, until below ``THETA_MIN``), α in units of 1/``SPLIT_FINE``, U's
-own tables rebuilt at each step (:func:`_split_tables`, m⁴ entries over 7 candidates: about 30 ms at m = 43). Each
-exact value is a valid bound. On six paper-size draws at 10 s it raised ``chain-bound`` by 0.25-0.82 %
-(docs/seed004-certification.md; tests/test_chain.py checks the tables against numpy and the fixed split, and random
-splits and the search against brute force).
+supergradient g_r = r·(D1 at triple r − D2 at triple r + 1), read at the minimising sequence's triples and their
+least candidates (D1, D2: a candidate's excesses over the pair separations). The search alternates
+``SPLIT_LAMBDA_STEPS`` steps of the λ ascent with one Polyak step in α (towards 1.05 × the best value, scaled by
+``SPLIT_STEP``, projected on [1/2, 1]; step halved from the best α after ``PATIENCE`` steps without improvement,
+until below ``THETA_MIN``), α in units of 1/``SPLIT_FINE``, U's own tables rebuilt at each step
+(:func:`_split_tables`, m⁴ entries over 7 candidates: 12 ms at m = 43, 58 ms at m = 60). Each exact value is a valid
+bound. On six paper-size draws at 10 s it raised ``chain-bound`` by 0.25-0.82 %, and the 10 s certify run's median
+gaps from 11.0 to 10.7 % (Model 1) and 12.5 to 12.0 % (Model 2) (docs/seed004-certification.md; tests/test_chain.py
+checks the tables against numpy and the fixed split, and random splits and the search against brute force).
 
 **Tables.** The triple bonuses are built once (exact, in units of 1/``UNIT``, and a float32 copy laid out for the
 search), N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T is all n requests when their
