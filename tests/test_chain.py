@@ -270,6 +270,22 @@ def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k, monkeypatc
     assert ours >= table        # 1,076, 591, 339, 340, 365 against (L)'s 1,055, 561, 339, 334, 339 (when written)
 
 
+def test_the_split_per_position_lifts_the_chain_on_a_26_request_draw(monkeypatch):
+    """jaillet-model2 draw 76: the split per position takes the chain from 2,235 (the fixed split, where its polish
+    stalls within seconds) to 2,259 (when written), above the 2,240 of the subset search (tests/test_subset_bound.py),
+    and below a verified schedule; the step stalls in under a second, well inside the 20 s given."""
+    from lpbench.formulations import chain
+    from lpbench.heuristics.slot_sgs import local_search
+
+    inst = parse_instance(jaillet.instance("jaillet-model2", 0, 76))
+    latency = local_search(inst, iterations=50, seed=0)[1]
+    bound, which = chain_bound(inst, time.perf_counter() + 20)
+    assert "split per position" in which and 2240 < bound <= latency, (bound, which)
+    monkeypatch.setattr(chain, "split_search", lambda *args, **kwargs: None)
+    fixed, _ = chain_bound(inst, time.perf_counter() + 20)
+    assert fixed < bound
+
+
 def test_chain_bound_through_solve_and_its_size_limit():
     inst = jaillet_prefix(1, 10)
     rep = solve_instance(inst, "chain-bound", policies=["mc-sf"], time_limit=5)
