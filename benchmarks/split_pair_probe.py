@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from lpbench.formulations import chain
+from lpbench.formulations.chain import search_layout
 from lpbench.formulations.compiled import compiled
 from lpbench.formulations.completion import SPLIT, separation, triple_excess
 from lpbench.generators import jaillet
@@ -37,13 +38,7 @@ def pair_tables(D1, D2, shares, unit, Bx, Bt):
                         v = a * D1[x, h, j, k] + b * D2[x, h, j, k]
                         if x == 0 or v < Bx[r, h, j, k]:
                             Bx[r, h, j, k] = v
-        for k in range(m):
-            for h in range(m):
-                for j in range(m):
-                    if h == j or k == h or k == j:
-                        Bt[r, k, h, j] = np.inf
-                    else:
-                        Bt[r, k, h, j] = np.float32(Bx[r, h, j, k])
+        search_layout(Bx, r, Bt)
 
 
 def pair_search(inst, keep: np.ndarray, seconds: float) -> tuple[int, int]:

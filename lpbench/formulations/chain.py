@@ -312,13 +312,21 @@ def _split_tables(D1, D2, shares, unit, Bx, Bt):
                         v = a * D1[x, h, j, k] + b * D2[x, h, j, k]
                         if x == 0 or v < Bx[r, h, j, k]:
                             Bx[r, h, j, k] = v
-        for k in range(m):
-            for h in range(m):
-                for j in range(m):
-                    if h == j or k == h or k == j:
-                        Bt[r, k, h, j] = np.inf
-                    else:
-                        Bt[r, k, h, j] = np.float32(Bx[r, h, j, k])
+        search_layout(Bx, r, Bt)
+
+
+@compiled
+def search_layout(Bx, r, Bt):
+    """Bt[r, k, h, j] = Bx[r, h, j, k] in float32, +inf where a request repeats (:func:`search_table`'s layout), for
+    one position r."""
+    m = Bx.shape[1]
+    for k in range(m):
+        for h in range(m):
+            for j in range(m):
+                if h == j or k == h or k == j:
+                    Bt[r, k, h, j] = np.inf
+                else:
+                    Bt[r, k, h, j] = np.float32(Bx[r, h, j, k])
 
 
 def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: int, lam: np.ndarray,
