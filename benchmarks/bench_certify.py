@@ -55,6 +55,9 @@ ap.add_argument("--astar-max-requests", type=int,
 ap.add_argument("--chain-share", type=float,
                 help="share of the time limit for the certify step where chain-bound runs (default: "
                      "LatencyIP.chain_share)")
+ap.add_argument("--no-split-per-position", action="store_true",
+                help="chain-bound without its split per position (its fourth step; the polish gets its time): the "
+                     "state before 9f42256")
 ap.add_argument("--subset-max-requests", type=int,
                 help="run subset-bound after the chain on up to this many requests (default: "
                      "LatencyIP.subset_max_requests; 0: off)")
@@ -122,6 +125,10 @@ if args.copy_groups is not None:
     latency_astar.COPY_GROUPS = args.copy_groups
 if args.chain_share is not None:
     LatencyIP.chain_share = args.chain_share
+if args.no_split_per_position:
+    from lpbench.formulations import chain as chain_module
+    chain_module.SPLIT_SHARE = 0.0
+    chain_module.split_search = lambda *args, **kwargs: None
 if args.delay_near is not None:
     if not args.delay_near >= 0:
         ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")

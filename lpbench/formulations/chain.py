@@ -88,8 +88,9 @@ least candidates (D1, D2: a candidate's excesses over the pair separations). The
 ``SPLIT_LAMBDA_STEPS`` steps of the λ ascent with one Polyak step in α (towards 1.05 × the best value, scaled by
 ``SPLIT_STEP``, projected on [1/2, 1]; step halved from the best α after ``PATIENCE`` steps without improvement,
 until below ``THETA_MIN``), α in units of 1/``SPLIT_FINE``, U's own tables rebuilt at each step
-(:func:`_split_tables`, m⁴ entries over 7 candidates: 12 ms at m = 43, 58 ms at m = 60). Each exact value is a valid
-bound. On six paper-size draws at 10 s it raised ``chain-bound`` by 0.25-0.82 %, and the 10 s certify run's median
+(:func:`_split_tables`, m⁴ entries over 7 candidates: 1-16 ms at m = 25-47, ``python benchmarks/bench_chain.py``).
+Each exact value is a valid bound. On six paper-size draws at 10 s it raised ``chain-bound`` by 0.37-0.82 % (the
+same command), and the 10 s certify run's median
 gaps from 11.0 to 10.7 % (Model 1) and 12.5 to 12.0 % (Model 2) (docs/seed004-certification.md; tests/test_chain.py
 checks the tables against numpy and the fixed split, and random splits and the search against brute force).
 
