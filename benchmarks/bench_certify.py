@@ -58,6 +58,9 @@ ap.add_argument("--chain-share", type=float,
 ap.add_argument("--no-split-per-position", action="store_true",
                 help="chain-bound without its split per position (its fourth step; the polish gets its time): the "
                      "state before 9f42256")
+ap.add_argument("--no-pair-split", action="store_true",
+                help="chain-bound without its split per position and pair (its fifth step, after the split per "
+                     "position stalls): the state before it")
 ap.add_argument("--subset-max-requests", type=int,
                 help="run subset-bound after the chain on up to this many requests (default: "
                      "LatencyIP.subset_max_requests; 0: off)")
@@ -128,7 +131,11 @@ if args.chain_share is not None:
 if args.no_split_per_position:
     from lpbench.formulations import chain as chain_module
     chain_module.SPLIT_SHARE = 0.0
-    chain_module.split_search = lambda *args, **kwargs: None
+    chain_module.split_search = lambda *args, **kwargs: {}
+elif args.no_pair_split:
+    import functools
+    from lpbench.formulations import chain as chain_module
+    chain_module.split_search = functools.partial(chain_module.split_search, pair=False)
 if args.delay_near is not None:
     if not args.delay_near >= 0:
         ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")

@@ -6,8 +6,9 @@ the search reaches in a given time.
 Per draw (``jaillet.instance(model, 0, k)``): n, the seconds to build the tables (``triple_bonus``, and
 ``search_table`` where the code has it: "—" before c914c71), the evaluations of sets U the search made in ``--seconds`` (``chain_bound``'s trace; a set polished again counts again),
 the bound and the set that gave it, the best value before the split per position (the search's fourth step,
-since 9f42256; "—" where it did not run), the milliseconds of one ``_split_tables`` call on the best set's m
-requests (mean of 5), and the process's peak resident memory so far.
+since 9f42256; "—" where it did not run) and after it (before the split per position and pair, the fifth step),
+the milliseconds of one ``_split_tables`` call on the best set's m requests (mean of 5), and the process's peak
+resident memory so far.
 """
 from __future__ import annotations
 
@@ -29,9 +30,9 @@ ap.add_argument("--draws", default="jaillet-model2:60,jaillet-model2:88,jaillet-
 ap.add_argument("--seconds", type=float, default=10.0)
 args = ap.parse_args()
 
-print("| draw | n | triple_bonus s | search_table s | evaluations | bound | set | before the split | m | split "
-      "tables ms | peak RSS MB |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| draw | n | triple_bonus s | search_table s | evaluations | bound | set | before the split | per position | "
+      "m | split tables ms | peak RSS MB |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for item in args.draws.split(","):
     model, k = item.split(":")
     inst = parse_instance(jaillet.instance(model, 0, int(k)))
@@ -47,13 +48,13 @@ for item in args.draws.split(","):
     del B3
     trace: list = []
     bound, which = chain_bound(inst, time.perf_counter() + args.seconds, trace)
-    before = max((row[3] for row in trace if row[2] != "split"), default=None)
-    split = "split" in (row[2] for row in trace)
+    before = max((row[3] for row in trace if isinstance(row[2], int)), default="—")
+    position = next((row[3] for row in trace if row[2] == "split per position"), "—")
     key, r = max(trace, key=lambda row: row[3])[:2] if trace else ("shortest", 0)
     keep = np.sort(chain.drop_orders(s, o)[key][r:])
     m = len(keep)
     D1, D2 = triple_excess((s + o)[keep], o[keep], separation(inst)[np.ix_(keep, keep)], int(inst.memory))
-    shares = np.full(m, chain.SPLIT_FINE * chain.SPLIT[0] // chain.SPLIT[1])
+    shares = np.full((m, m, m), chain.SPLIT_FINE * chain.SPLIT[0] // chain.SPLIT[1])
     Bx, Bt = np.zeros((m,) * 4, dtype=np.int32), np.full((m,) * 4, np.inf, dtype=np.float32)
     chain._split_tables(D1, D2, shares, chain.SPLIT_FINE, Bx, Bt)                # compiled or loaded: not timed
     t = time.perf_counter()
@@ -63,4 +64,4 @@ for item in args.draws.split(","):
     del Bx, Bt, D1, D2
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     print(f"| {model} k={k} | {inst.n} | {bonus:.2f} | {search} | {len(trace)} | {bound} | {which} | "
-          f"{before if split else '—'} | {m} | {tables_ms:.0f} | {peak} |", flush=True)
+          f"{before if position != '—' else '—'} | {position} | {m} | {tables_ms:.0f} | {peak} |", flush=True)

@@ -37,9 +37,9 @@ def _chain_bound() -> None:
 
     seconds = 0.5 if cached(_tail_minima, _exact_tail) else COLD_COMPILE_SECONDS + 0.5   # else it would skip them
     chain_bound(_prefix(24), time.perf_counter() + seconds)
-    m = 3                                                     # the split per position's tables, at their types
+    m = 3                                                     # the split's tables, at their types
     D = np.zeros((7, m, m, m), dtype=np.int64)
-    _split_tables(D, D, np.zeros(m, dtype=np.int64), SPLIT_FINE, np.zeros((m,) * 4, dtype=np.int32),
+    _split_tables(D, D, np.zeros((m, m, m), dtype=np.int64), SPLIT_FINE, np.zeros((m,) * 4, dtype=np.int32),
                   np.zeros((m,) * 4, dtype=np.float32))
 
 

@@ -71,7 +71,7 @@ def test_certify_step_gives_the_bound_on_a_26_request_draw(monkeypatch):
     from lpbench.solvers import get_profile
 
     inst = parse_instance(jaillet.instance("jaillet-model2", 0, 76))
-    monkeypatch.setattr(chain_module, "split_search", lambda *args, **kwargs: None)
+    monkeypatch.setattr(chain_module, "split_search", lambda *args, **kwargs: {})
     monkeypatch.setattr(LatencyIP, "full_search_max_requests", 0)   # the step's search on all 26 first: not here
     rule = subset_module.subset_size       # U of 16; the rest's size by the rule
     monkeypatch.setattr(subset_module, "subset_size",

@@ -73,8 +73,9 @@ left once a value falls below ``SCAN_COLLAPSE`` times its best (past its peak th
 new requests start at λ = 0, collapse, often below 0, and each of their steps costs m⁴);
 (2) the r between the best one and its grid neighbours, from its λ;
 (3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, until ``SPLIT_SHARE`` of the time
-left after (2) remains; (4) the split per position (below) on the best U, from its λ, with the rest. Every value
-tried is a valid bound; the largest is reported.
+left after (2) remains; (4) the split per position (below) on the best U, from its λ, until it stalls; (5) the split
+per position and pair (below) from its best shares and λ, with the rest. Every value tried is a valid bound; the
+largest is reported.
 
 **The split per position** (:func:`split_search`). The argument of "The split" holds with a share α_r of its own
 for each gap δ_r: triple (e_{r+1}, e_r, e_{r−1}) then carries a_r·δ_r + b_r·δ_{r−1}, a_r = α_r·r, b_r = (1 −
@@ -93,6 +94,18 @@ Each exact value is a valid bound. On six paper-size draws at 10 s it raised ``c
 same command), and the 10 s certify run's median
 gaps from 11.0 to 10.7 % (Model 1) and 12.5 to 12.0 % (Model 2) (docs/seed004-certification.md; tests/test_chain.py
 checks the tables against numpy and the fixed split, and random splits and the search against brute force).
+
+**The split per position and pair.** The same argument holds with a share α_r(h, j) for gap δ_r and its two
+requests h = e_{r+1}, j = e_r: both triples that hold δ_r, (h, j, e_{r−1}) as its first gap and (e_{r+2}, h, j) as
+its second, see that pair, so their shares α_r(h, j)·r and (1 − α_r(h, j))·r still add up to δ_r's weight in every
+sequence the programme ranges over, and the bonus of triple (h, j, k) at position r, with a = α_r(h, j)·r and
+b = (1 − α_{r−1}(j, k))(r − 1), is still a function of (r, h, j, k) alone. α in [1/2, 1] (the first gap's at 1)
+keeps a >= b as before, and L_U stays, for each λ, a least of functions linear in the m³ shares: concave, with the
+supergradient of the split per position read per pair. The fifth step starts from the split per position's best
+shares (α_r(h, j) = α_r) and λ, where its value is that step's, and runs the same search over the m³ shares
+(_split_tables takes them as an (m, m, m) array for both steps) with the time the split per position leaves when it
+stalls (it did in 0.4-3.8 s of the 10 s on six paper-size draws): +0.21-0.90 % over it there (10,419 → 10,450 on
+jaillet-model1 draw 0; ``python benchmarks/bench_chain.py``, docs/seed004-certification.md).
 
 **Tables.** The triple bonuses are built once (exact, in units of 1/``UNIT``, and a float32 copy laid out for the
 search), N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T is all n requests when their
@@ -297,19 +310,19 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
 
 @compiled
 def _split_tables(D1, D2, shares, unit, Bx, Bt):
-    """U's triple bonuses under a split per position (module docstring, "The split per position"), in units of
-    1/unit: Bx[r, h, j, k] = min over the candidates x of a_r·D1[x, h, j, k] + b_r·D2[x, h, j, k] with a_r =
-    shares[r]·r and b_r = (unit − shares[r − 1])·(r − 1), or unit when r = 2 (the last gap at its whole weight),
-    r = 2..m − 1; Bt is its float32 copy in the search's layout (:func:`search_table`: Bt[r, k, h, j], +inf where
-    a request repeats)."""
+    """U's triple bonuses under a split per position and pair (module docstring, "The split per position"), in
+    units of 1/unit: Bx[r, h, j, k] = min over the candidates x of a·D1[x, h, j, k] + b·D2[x, h, j, k] with
+    a = shares[r, h, j]·r and b = (unit − shares[r − 1, j, k])·(r − 1), or unit when r = 2 (the last gap at its whole
+    weight), r = 2..m − 1 (a split per position: shares[r] constant); Bt is its float32 copy in the search's layout
+    (:func:`search_table`: Bt[r, k, h, j], +inf where a request repeats)."""
     X, m = D1.shape[0], D1.shape[1]
     for r in range(2, m):
-        a = shares[r] * r
-        b = unit if r == 2 else (unit - shares[r - 1]) * (r - 1)
         for x in range(X):                       # candidate by candidate: every array read in its memory order
             for h in range(m):
                 for j in range(m):
+                    a = shares[r, h, j] * r
                     for k in range(m):
+                        b = unit if r == 2 else (unit - shares[r - 1, j, k]) * (r - 1)
                         v = a * D1[x, h, j, k] + b * D2[x, h, j, k]
                         if x == 0 or v < Bx[r, h, j, k]:
                             Bx[r, h, j, k] = v
@@ -331,30 +344,53 @@ def search_layout(Bx, r, Bt):
 
 
 def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: int, lam: np.ndarray,
-                 deadline: float, trace: list | None = None) -> tuple[int, int] | None:
+                 deadline: float, trace: list | None = None, pair: bool = True) -> dict:
     """The best exact L_U(λ) over λ and the split per position (module docstring, "The split per position"),
-    as (numerator, denominator), searched from ``lam`` and α_r = ``SPLIT`` (the first gap's at 1) until
-    ``deadline``; None when not one evaluation fitted. U's requests: first completions ``c``, separations ``w``,
-    peaks ``p`` = s + o, outputs ``o``; ``trace`` receives each exact value."""
+    searched from ``lam`` and α_r = ``SPLIT`` (the first gap's at 1) until it stalls, then (``pair``) over the split
+    per position and pair from its best shares and λ until ``deadline``: {"position": (numerator, denominator),
+    "pair": (numerator, denominator)}, a step left out when not one of its evaluations fitted. U's requests: first
+    completions ``c``, separations ``w``, peaks ``p`` = s + o, outputs ``o``; ``trace`` receives (step, value) for
+    each exact value."""
     m = len(c)
     D1, D2 = triple_excess(p, o, w, M)
     alpha = np.full(m, SPLIT[0] / SPLIT[1])
     alpha[m - 1] = 1.0                           # the first gap, in one triple only: all of its weight there
-    # a_r·D1 + b_r·D2 <= SPLIT_FINE·r·3M (a_r + b_r <= SPLIT_FINE·r; D1, D2 <= 3M): int32 unless that could overflow
+    # a·D1 + b·D2 <= SPLIT_FINE·r·3M (a + b <= SPLIT_FINE·r; D1, D2 <= 3M): int32 unless that could overflow
     Bx = np.zeros((m, m, m, m), dtype=np.int32 if 3 * SPLIT_FINE * m * M < 2 ** 31 else np.int64)
     Bt = np.full((m, m, m, m), np.inf, dtype=np.float32)
     q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE)      # reads Bx and Bt as _split_tables rewrites them
-    best, best_value, best_alpha = None, -np.inf, alpha.copy()
+    found = {}
+    best, alpha, lam = _share_ascent(q, D1, D2, alpha, lam, deadline, trace, "position")
+    if best is not None:
+        found["position"] = best
+        if pair and time.perf_counter() < deadline:
+            per_pair = np.ascontiguousarray(np.broadcast_to(alpha[:, None, None], (m, m, m)))
+            best = _share_ascent(q, D1, D2, per_pair, lam, deadline, trace, "pair")[0]
+            if best is not None:
+                found["pair"] = best
+    return found
+
+
+def _share_ascent(q: _QPath, D1: np.ndarray, D2: np.ndarray, alpha: np.ndarray, lam: np.ndarray, deadline: float,
+                  trace: list | None, step: str) -> tuple[tuple[int, int] | None, np.ndarray, np.ndarray]:
+    """The search of :func:`split_search` over the shares ``alpha``: α_r (shape (m,), per position) or α_r(h, j)
+    (shape (m, m, m), per position and pair), from ``alpha`` and ``lam``: (the best exact (numerator, denominator) or
+    None, its shares, its λ)."""
+    m = q.m
+    best, best_value, best_alpha, best_lam = None, -np.inf, alpha.copy(), lam.copy()
     theta, lam_theta, stall = 1.0, 1.0, 0
+    at = (lambda r, h, j: r) if alpha.ndim == 1 else (lambda r, h, j: (r, h, j))      # α's index of gap r
     while time.perf_counter() < deadline:
         shares = np.rint(alpha * SPLIT_FINE).astype(np.int64)
-        _split_tables(D1, D2, shares, SPLIT_FINE, Bx, Bt)
+        if alpha.ndim == 1:
+            shares = np.ascontiguousarray(np.broadcast_to(shares[:, None, None], (m, m, m)))
+        _split_tables(D1, D2, shares, SPLIT_FINE, q.B3, q.Bt)
         lam, lam_theta = _ascent(q, lam, max(lam_theta, SPLIT_LAMBDA_THETA), SPLIT_LAMBDA_STEPS, deadline)
         num, den = q.exact(lam)
         if trace is not None:
-            trace.append(num / den)
+            trace.append((step, num / den))
         if num / den > best_value + 1e-9:
-            best, best_value, best_alpha, stall = (num, den), num / den, alpha.copy(), 0
+            best, best_value, best_alpha, best_lam, stall = (num, den), num / den, alpha.copy(), lam.copy(), 0
         else:
             stall += 1
             if stall >= PATIENCE:
@@ -364,22 +400,22 @@ def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: 
                 continue
         q.value(lam)                             # its minimising sequence, e_m first
         e = q.sequence
-        g = np.zeros(m)                          # a supergradient of L_U in α at this λ
+        g = np.zeros(alpha.shape)                # a supergradient of L_U in α at this λ
         for r in range(2, m):                    # triple (e_{r+1}, e_r, e_{r−1}) at its least candidate x
             h, j, k = e[m - r - 1], e[m - r], e[m - r + 1]
-            b = SPLIT_FINE if r == 2 else (SPLIT_FINE - shares[r - 1]) * (r - 1)
-            x = int(np.argmin(shares[r] * r * D1[:, h, j, k] + b * D2[:, h, j, k]))
-            g[r] += r * D1[x, h, j, k]
+            b = SPLIT_FINE if r == 2 else (SPLIT_FINE - shares[r - 1, j, k]) * (r - 1)
+            x = int(np.argmin(shares[r, h, j] * r * D1[:, h, j, k] + b * D2[:, h, j, k]))
+            g[at(r, h, j)] += r * D1[x, h, j, k]
             if r > 2:
-                g[r - 1] -= (r - 1) * D2[x, h, j, k]
+                g[at(r - 1, j, k)] -= (r - 1) * D2[x, h, j, k]
         g[m - 1] = 0.0
-        norm = float(g @ g)
+        norm = float((g * g).sum())
         if norm == 0:
             break
         goal = (1 + TARGET_MARGIN) * abs(best_value) + 1
         alpha = np.clip(alpha + SPLIT_STEP * theta * (goal - num / den) / norm * g, 0.5, 1.0)
         alpha[m - 1] = 1.0
-    return best
+    return best, best_alpha, best_lam
 
 
 def drop_orders(s: np.ndarray, o: np.ndarray) -> dict:
@@ -486,21 +522,20 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if time.perf_counter() >= split_at:
             break
         evaluate(cand, POLISH_STEPS, until=split_at)
-    # 4. the split per position on the best U, from its λ, with the time left
+    # 4. the split per position on the best U, from its λ, then (5.) per position and pair, with the time left
     if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _split_tables):
         key, r = cand = max(values, key=values.get)
         keep = np.sort(orders[key][r:])
         if len(keep) >= 3 and cand in lams:
             found = split_search(c[keep], w[np.ix_(keep, keep)], (s + o)[keep], o[keep], M, lams[cand][0][keep],
                                  deadline)
-            if found is not None:
-                num, den = found
+            named = {"position": "split per position", "pair": "split per position and pair"}
+            for step, (num, den) in found.items():
                 total = -(-num // den) - int((a[keep] - t0).sum()) + rest_bound(orders[key][:r])
                 if trace is not None:
-                    trace.append((key, r, "split", total))
+                    trace.append((key, r, named[step], total))
                 if total > best[0]:
-                    best = (total, f"U = all but the {r} {key} requests ({len(keep)} in the chain), split per "
-                                   f"position")
+                    best = (total, f"U = all but the {r} {key} requests ({len(keep)} in the chain), {named[step]}")
     return best
 
 
