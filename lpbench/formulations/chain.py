@@ -310,8 +310,8 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
 
 @compiled
 def _split_tables(D1, D2, shares, unit, Bx, Bt):
-    """U's triple bonuses under a split per position and pair (module docstring, "The split per position"), in
-    units of 1/unit: Bx[r, h, j, k] = min over the candidates x of a·D1[x, h, j, k] + b·D2[x, h, j, k] with
+    """U's triple bonuses under a split per position and pair (module docstring, "The split per position and
+    pair"), in units of 1/unit: Bx[r, h, j, k] = min over the candidates x of a·D1[x, h, j, k] + b·D2[x, h, j, k] with
     a = shares[r, h, j]·r and b = (unit − shares[r − 1, j, k])·(r − 1), or unit when r = 2 (the last gap at its whole
     weight), r = 2..m − 1 (a split per position: shares[r] constant); Bt is its float32 copy in the search's layout
     (:func:`search_table`: Bt[r, k, h, j], +inf where a request repeats)."""
@@ -439,7 +439,7 @@ def table_requests(orders: dict, n: int, seconds: float) -> tuple[np.ndarray, in
 def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, str]:
     """(certified lower bound on total latency, which U gave it, or "volume-bound" where no chain beat it) by
     the search of the module docstring; ``trace`` (a list) receives (order, r, steps, bound) per evaluation (steps
-    "split" for the split per position)."""
+    "split per position" or "split per position and pair" for the fourth and fifth steps)."""
     a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
     M, n = int(inst.memory), inst.n
     t0 = int(a.min())
