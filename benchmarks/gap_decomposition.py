@@ -32,12 +32,16 @@ ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("rows", nargs="+", help="JSON files written by bench_certify.py --json")
 ap.add_argument("--seed", type=int, default=0, help="the --seed the rows were made with")
 ap.add_argument("--chain-seconds", type=float, default=5.0, help="time for chain-bound per row (0: skip it)")
+ap.add_argument("--prefixes", default=None, help="comma list of n: only the rows of these prefixes (default: all)")
 args = ap.parse_args()
+prefixes = None if args.prefixes is None else {int(n) for n in args.prefixes.split(",")}
 
 groups: dict[tuple, list] = {}
 for path in args.rows:
     with open(path) as fh:
         for r in json.load(fh):
+            if prefixes is not None and r["prefix"] not in prefixes:
+                continue
             inst = parse_instance(jaillet.instance(r["model"], args.seed, r["k"], first=r["prefix"]))
             assert inst.n == r["n"], f"row {r['model']} k={r['k']} does not match its instance"
             volume = VolumeBound(inst).value()
