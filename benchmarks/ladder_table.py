@@ -25,11 +25,27 @@ from lpbench.generators import jaillet
 
 
 def load(paths: list[str]) -> list[dict]:
+    """The rows of ``bench_certify.py --json`` files; other JSON files among them (a schedule such as
+    ``rho0.8-starts.json``, which a glob of the reference folder also matches) are skipped."""
     rows = []
     for path in paths:
         with open(path) as fh:
-            rows += json.load(fh)
+            data = json.load(fh)
+        if isinstance(data, list):
+            rows += data
     return rows
+
+
+def proven_optima(rows: list[dict]) -> dict[tuple, float]:
+    """{(model, k, n): OPT} over the proven rows (OPT is a proven row's UB); exits when two rows prove different
+    optima for one draw."""
+    optima: dict[tuple, float] = {}
+    for r in rows:
+        if r["proven"]:
+            key = (r["model"], r["k"], r["n"])
+            if optima.setdefault(key, r["ub"]) != r["ub"]:
+                raise SystemExit(f"{key}: two proven optima, {optima[key]} and {r['ub']}")
+    return optima
 
 
 def check(rows: list[dict], earlier: list[dict], seed: int) -> tuple[list[str], int]:

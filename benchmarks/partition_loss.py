@@ -16,7 +16,7 @@ and what it loses below OPT splits into two factors, whose product is `chain-bou
   U's own optimum.
 
 The script reads the rows that ``bench_certify.py --json`` writes (draw k of ``--seed``, first ``prefix``
-requests), keeps each proven full-draw or prefix row once (OPT is its UB), runs `chain-bound` for
+requests), keeps each proven draw or prefix once (OPT is its UB; ``ladder_table.proven_optima``), runs `chain-bound` for
 ``--chain-seconds``, takes the set U of its best value (its trace), and proves OPT(U) with `latency-astar`
 (``--astar-seconds``; rows whose U it does not prove are listed without the two factors). One line per row,
 then the medians.
@@ -29,12 +29,12 @@ optimum, by about 0.2 % at the median where the optimum is known at 21-31 reques
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 
 import numpy as np
 
+from ladder_table import load, proven_optima
 from lpbench.formulations.chain import chain_bound, drop_orders
 from lpbench.formulations.latency_astar import astar_search
 from lpbench.formulations.volume import bound_alone
@@ -54,26 +54,23 @@ ap.add_argument("--estimate", action="store_true",
 ap.add_argument("--search-seconds", type=float, default=15.0, help="with --estimate: the local search on U")
 args = ap.parse_args()
 
-proven: dict[tuple, tuple[float, int]] = {}
-for path in args.rows:
-    with open(path) as fh:
-        rows = json.load(fh)
-    for r in rows if isinstance(rows, list) else []:
-        if bool(r.get("proven")) != args.estimate and r["n"] >= args.min_requests:
-            key = (r["model"], r["k"], r["prefix"])
-            if key in proven and proven[key][0] != r["ub"] and not args.estimate:
-                raise SystemExit(f"{key}: two proven optima, {proven[key][0]} and {r['ub']}")
-            ub = min(float(r["ub"]), proven.get(key, (np.inf,))[0])   # with --estimate: the best UB of the rows
-            proven[key] = (ub, int(r["n"]))
-
-if args.estimate:
+rows = [r for r in load(args.rows) if r["n"] >= args.min_requests]
+prefix = {(r["model"], r["k"], r["n"]): r["prefix"] for r in rows}          # how to rebuild each draw's instance
+if args.estimate:                                   # the best UB of the rows not proven, per draw
+    reference: dict[tuple, float] = {}
+    for r in rows:
+        if not r["proven"]:
+            key = (r["model"], r["k"], r["n"])
+            reference[key] = min(float(r["ub"]), reference.get(key, float("inf")))
     print("Estimates: OPT is the rows' best UB, OPT(U) the local search's best schedule of U alone.\n")
+else:
+    reference = proven_optima(rows)
 print("| model | k | n | OPT | chain-bound / OPT | \\|U\\| | OPT(U) | partition: (OPT(U) + rest) / OPT "
       "| chain on U: (chain − rest) / OPT(U) |")
 print("|---|---|---|---|---|---|---|---|---|")
 ratios = []
-for (model, k, prefix), (opt, n) in sorted(proven.items(), key=lambda kv: (kv[1][1], kv[0][0], kv[0][1])):
-    inst = parse_instance(jaillet.instance(model, args.seed, k, first=prefix))
+for (model, k, n), opt in sorted(reference.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
+    inst = parse_instance(jaillet.instance(model, args.seed, k, first=prefix[model, k, n]))
     trace: list = []
     value, _ = chain_bound(inst, time.perf_counter() + args.chain_seconds, trace)
     if not trace or value > max(t[3] for t in trace):          # volume-bound: no set U gave the value
@@ -84,14 +81,14 @@ for (model, k, prefix), (opt, n) in sorted(proven.items(), key=lambda kv: (kv[1]
     keep, rest = np.sort(order[r:]), np.sort(order[:r])
     alone = bound_alone(inst, rest)
     if args.estimate:
-        res = local_search(sub_instance(inst, keep), deadline=time.perf_counter() + args.search_seconds)[1]
+        opt_u = float(local_search(sub_instance(inst, keep), deadline=time.perf_counter() + args.search_seconds)[1])
     else:
         res = astar_search(sub_instance(inst, keep), deadline=time.perf_counter() + args.astar_seconds)
-    if not args.estimate and res.status != "optimal":
-        print(f"| {model} | {k} | {n} | {opt:.0f} | {value / opt:.3f} | {len(keep)} | not proven ({res.status}) "
-              "| — | — |")
-        continue
-    opt_u = float(res if args.estimate else res.objective)
+        if res.status != "optimal":
+            print(f"| {model} | {k} | {n} | {opt:.0f} | {value / opt:.3f} | {len(keep)} | not proven ({res.status}) "
+                  "| — | — |")
+            continue
+        opt_u = float(res.objective)
     part, chain_u = (opt_u + alone) / opt, (value - alone) / opt_u
     ratios.append((value / opt, part, chain_u))
     print(f"| {model} | {k} | {n} | {opt:.0f} | {value / opt:.3f} | {len(keep)} | {opt_u:.0f} | {part:.3f} "
