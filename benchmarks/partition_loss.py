@@ -19,7 +19,7 @@ The script reads the rows that ``bench_certify.py --json`` writes (draw k of ``-
 requests), keeps each proven draw or prefix once (OPT is its UB; ``ladder_table.proven_optima``), runs `chain-bound` for
 ``--chain-seconds``, takes the set U of its best value (its trace), and proves OPT(U) with `latency-astar`
 (``--astar-seconds``; rows whose U it does not prove are listed without the two factors). One line per row,
-then the medians.
+then the medians per model and prefix (full draws apart), and over all rows.
 
 With ``--estimate`` it reads the rows that are *not* proven instead (paper size, where U has 40 or more requests
 and OPT(U) is out of reach) and puts the run's UB for OPT and the local search's best schedule of U alone
@@ -68,7 +68,7 @@ else:
 print("| model | k | n | OPT | chain-bound / OPT | \\|U\\| | OPT(U) | partition: (OPT(U) + rest) / OPT "
       "| chain on U: (chain − rest) / OPT(U) |")
 print("|---|---|---|---|---|---|---|---|---|")
-ratios = []
+ratios: dict[tuple, list] = {}                       # per (model, "full" or the prefix's n): the three ratios
 for (model, k, n), opt in sorted(reference.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
     inst = parse_instance(jaillet.instance(model, args.seed, k, first=prefix[model, k, n]))
     trace: list = []
@@ -90,11 +90,13 @@ for (model, k, n), opt in sorted(reference.items(), key=lambda kv: (kv[0][2], kv
             continue
         opt_u = float(res.objective)
     part, chain_u = (opt_u + alone) / opt, (value - alone) / opt_u
-    ratios.append((value / opt, part, chain_u))
+    group = (model, "full" if prefix[model, k, n] is None else f"n = {n}")
+    ratios.setdefault(group, []).append((value / opt, part, chain_u))
     print(f"| {model} | {k} | {n} | {opt:.0f} | {value / opt:.3f} | {len(keep)} | {opt_u:.0f} | {part:.3f} "
           f"| {chain_u:.3f} |", flush=True)
-if ratios:
-    med = [statistics.median(x) for x in zip(*ratios)]
-    low = [min(x) for x in zip(*ratios)]
-    print(f"\n{len(ratios)} rows: chain-bound / OPT median {med[0]:.3f} (least {low[0]:.3f}); the partition "
-          f"{med[1]:.3f} ({low[1]:.3f}); the chain on U {med[2]:.3f} ({low[2]:.3f})")
+groups = sorted(ratios.items()) + ([(("all", "rows"), [x for v in ratios.values() for x in v])] if ratios else [])
+for (model, which), v in groups:
+    med = [statistics.median(x) for x in zip(*v)]
+    low = [min(x) for x in zip(*v)]
+    print(f"\n{model}, {which}: {len(v)} rows: chain-bound / OPT median {med[0]:.3f} (least {low[0]:.3f}); the "
+          f"partition {med[1]:.3f} ({low[1]:.3f}); the chain on U {med[2]:.3f} ({low[2]:.3f})")
