@@ -61,6 +61,9 @@ ap.add_argument("--no-split-per-position", action="store_true",
 ap.add_argument("--no-pair-split", action="store_true",
                 help="chain-bound without its split per position and pair (its fifth step, after the split per "
                      "position stalls): the state before it")
+ap.add_argument("--no-own-floors", action="store_true",
+                help="chain-bound's split search without own floors by position: the state before they were added "
+                     "(2026-12-02)")
 ap.add_argument("--subset-max-requests", type=int,
                 help="run subset-bound after the chain on up to this many requests (default: "
                      "LatencyIP.subset_max_requests; 0: off)")
@@ -132,10 +135,11 @@ if args.no_split_per_position:
     from lpbench.formulations import chain as chain_module
     chain_module.SPLIT_SHARE = 0.0
     chain_module.split_search = lambda *args, **kwargs: {}
-elif args.no_pair_split:
+elif args.no_pair_split or args.no_own_floors:
     import functools
     from lpbench.formulations import chain as chain_module
-    chain_module.split_search = functools.partial(chain_module.split_search, pair=False)
+    chain_module.split_search = functools.partial(chain_module.split_search, **(
+        {"pair": False} if args.no_pair_split else {}), **({"floors": False} if args.no_own_floors else {}))
 if args.delay_near is not None:
     if not args.delay_near >= 0:
         ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")

@@ -56,10 +56,10 @@ for item in args.draws.split(","):
     D1, D2 = triple_excess((s + o)[keep], o[keep], separation(inst)[np.ix_(keep, keep)], int(inst.memory))
     shares = np.full((m, m, m), chain.SPLIT_FINE * chain.SPLIT[0] // chain.SPLIT[1])
     Bx, Bt = np.zeros((m,) * 4, dtype=np.int32), np.full((m,) * 4, np.inf, dtype=np.float32)
-    chain._split_tables(D1, D2, shares, chain.SPLIT_FINE, Bx, Bt)                # compiled or loaded: not timed
+    chain._split_tables(D1, D2, shares, chain.SPLIT_FINE, np.arange(m + 1), Bx, Bt)   # compiled or loaded: not timed
     t = time.perf_counter()
     for _ in range(5):
-        chain._split_tables(D1, D2, shares, chain.SPLIT_FINE, Bx, Bt)
+        chain._split_tables(D1, D2, shares, chain.SPLIT_FINE, np.arange(m + 1), Bx, Bt)
     tables_ms = 1000 * (time.perf_counter() - t) / 5
     del Bx, Bt, D1, D2
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024

@@ -39,8 +39,8 @@ def _chain_bound() -> None:
     chain_bound(_prefix(24), time.perf_counter() + seconds)
     m = 3                                                     # the split's tables, at their types
     D = np.zeros((7, m, m, m), dtype=np.int64)
-    _split_tables(D, D, np.zeros((m, m, m), dtype=np.int64), SPLIT_FINE, np.zeros((m,) * 4, dtype=np.int32),
-                  np.zeros((m,) * 4, dtype=np.float32))
+    _split_tables(D, D, np.zeros((m, m, m), dtype=np.int64), SPLIT_FINE, np.arange(m + 1),
+                  np.zeros((m,) * 4, dtype=np.int32), np.zeros((m,) * 4, dtype=np.float32))
 
 
 def _volume_chain_bound() -> None:

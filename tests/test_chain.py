@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.chain import (EXACT_BIG, LAMBDA_SCALE, SPLIT, SPLIT_FINE, _QPath, _ascent,
+from lpbench.formulations.chain import (EXACT_BIG, FLOOR_FINE, LAMBDA_SCALE, SPLIT, SPLIT_FINE, _QPath, _ascent,
                                         _split_tables, chain_bound, repeats, search_table, split_search)
 from lpbench.formulations.completion import triple_bonus, triple_excess
 from lpbench.formulations.latency_astar import CHAIN_SPLIT, _Bounds
@@ -118,7 +118,7 @@ def test_the_split_tables_are_their_numpy_form_and_the_fixed_split_at_constant_s
                        np.full((n, n, n), SPLIT_FINE * SPLIT[0] // SPLIT[1])):
             Bx = np.zeros((n,) * 4, dtype=np.int32)
             Bt = np.full((n,) * 4, np.inf, dtype=np.float32)
-            _split_tables(D1, D2, shares, SPLIT_FINE, Bx, Bt)
+            _split_tables(D1, D2, shares, SPLIT_FINE, np.arange(n + 1), Bx, Bt)
             assert np.array_equal(Bx, pair_tables(D1, D2, shares, SPLIT_FINE))
             assert np.array_equal(Bt[2:], search_table(Bx)[2:])
         assert np.array_equal(Bx[2:], SPLIT_FINE // SPLIT[1] * bonus_table(b, SPLIT)[2:])
@@ -173,6 +173,62 @@ def test_the_split_search_is_at_most_the_optimum_and_starts_from_the_fixed_split
         raised += position > start_num / start_den + 1e-9
         paired += pair > position + 1e-9
     assert raised >= 50 and paired >= 5, (raised, paired)          # 77 and 14 when written
+
+
+def floors_programme(b, c, shares, mu):
+    """The q-path programme of split_search over all requests of ``b`` (first completions c) with the split
+    ``shares`` and own floors ``mu`` (ints, units of 1/FLOOR_FINE, index 1..m − 1)."""
+    m = len(c)
+    D1, D2 = excess_of(b)
+    Bx, Bt = np.zeros((m,) * 4, dtype=np.int64), np.full((m,) * 4, np.inf, dtype=np.float32)
+    q = _QPath(np.asarray(c, dtype=np.int64), np.array(b.w, dtype=np.int64), Bx, Bt, np.arange(m),
+               unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE)
+    q.own_floors(mu)
+    _split_tables(D1, D2, shares, SPLIT_FINE, q.weight, Bx, Bt)
+    return q
+
+
+def test_own_floors_by_position_are_at_most_the_optimum(small_optima):
+    """Own floors priced by position (chain.py, "Own floors by position"): on the 100 small instances, for random
+    μ in [0, 1] per position, random shares and random λ, the exact programme is at most OPT; at μ = 0 it is the
+    split's programme without floors (the same value); and split_search with floors is at most OPT and above its
+    value without them on some. Counting the floors without lowering the gap weights exceeds
+    OPT on some (so the test can fail)."""
+    rng = np.random.default_rng(23)
+    raised, over = 0, 0
+    for kind, seed, inst, opt in small_optima:
+        a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+        n = inst.n
+        if n < 3:
+            continue
+        b = _Bounds(a.tolist(), s.tolist(), o.tolist(), int(inst.memory))
+        c, waits, w = a - int(a.min()) + o, int((a - a.min()).sum()), np.array(b.w, dtype=np.int64)
+        shares = random_shares(rng, n, pair=True)
+        plain = floors_programme(b, c, shares, np.zeros(n + 1, dtype=np.int64))
+        D1, D2 = excess_of(b)
+        Bx, Bt = np.zeros((n,) * 4, dtype=np.int64), np.full((n,) * 4, np.inf, dtype=np.float32)
+        _split_tables(D1, D2, shares, SPLIT_FINE, np.arange(n + 1), Bx, Bt)
+        split_only = _QPath(c, w, Bx, Bt, np.arange(n), unit=SPLIT_FINE)
+        for lam in (np.zeros(n), rng.integers(-9, 10, n).astype(float)):
+            (num, den), (num0, den0) = plain.exact(lam), split_only.exact(lam)
+            assert num * den0 == num0 * den, (kind, seed)
+        for _ in range(4):
+            mu = rng.integers(0, FLOOR_FINE + 1, n + 1)
+            q = floors_programme(b, c, shares, mu)
+            for lam in (np.zeros(n), rng.normal(0, 5, n).round(2)):
+                num, den = q.exact(lam)
+                assert num / den - waits <= opt + 1e-9, (kind, seed, mu, num / den, opt)
+        # the floors on top of the whole chain: node costs of μ = 1 everywhere with the weights left at r
+        q = floors_programme(b, c, shares, np.zeros(n + 1, dtype=np.int64))
+        q.set_weights(q.weight, FLOOR_FINE * np.vstack([np.zeros((1, n), dtype=np.int64),
+                                                        np.tile(q.cu, (n - 1, 1)), np.zeros((1, n), dtype=np.int64)]))
+        over += max(q.exact(np.zeros(n))[0] / q.exact(np.zeros(n))[1], 0) - waits > opt + 1e-9
+        found = {floors: split_search(c, w, s + o, o, int(inst.memory), np.zeros(n), time.perf_counter() + 1,
+                                      pair=False, floors=floors)["position"] for floors in (False, True)}
+        without, with_floors = (num / den for num, den in (found[False], found[True]))
+        assert with_floors - waits <= opt + 1e-9, (kind, seed, with_floors, opt)
+        raised += with_floors > without + 1e-9
+    assert raised >= 30 and over >= 20, (raised, over)          # 76 and 64 when written
 
 
 def test_a_subset_gathered_from_the_whole_table_is_the_subset_programme():

@@ -74,8 +74,8 @@ new requests start at λ = 0, collapse, often below 0, and each of their steps c
 (2) the r between the best one and its grid neighbours, from its λ;
 (3) the values of r tried, best first, up to ``POLISH_STEPS`` more steps each, until ``SPLIT_SHARE`` of the time
 left after (2) remains; (4) the split per position (below) on the best U, from its λ, until it stalls; (5) the split
-per position and pair (below) from its best shares and λ, with the rest. Every value tried is a valid bound; the
-largest is reported.
+per position and pair (below) from its best shares and λ, with the rest; both with own floors by position (below).
+Every value tried is a valid bound; the largest is reported.
 
 **The split per position** (:func:`split_search`). The argument of "The split" holds with a share α_r of its own
 for each gap δ_r: triple (e_{r+1}, e_r, e_{r−1}) then carries a_r·δ_r + b_r·δ_{r−1}, a_r = α_r·r, b_r = (1 −
@@ -106,6 +106,26 @@ shares (α_r(h, j) = α_r) and λ, where its value is that step's, and runs the 
 (_split_tables takes them as an (m, m, m) array for both steps) with the time the split per position leaves when it
 stalls (it did in 0.4-3.8 s of the 10 s on six paper-size draws): +0.21-0.90 % over it there (10,419 → 10,450 on
 jaillet-model1 draw 0; ``python benchmarks/bench_chain.py``, docs/seed004-certification.md).
+
+**Own floors by position** (2026-12-02, third session). The chain charges only its first completion its own
+floor c; on Model 2, where arrivals are spread, its minimising sequence completes late arrivals long before a_j + o_j
+(docs/seed004-certification.md). For every schedule, every position q (from the end) and every μ_q in [0, 1],
+C_{e_q} − t0 = μ_q (C_{e_q} − t0) + (1 − μ_q)(C_{e_q} − t0) >= μ_q·c_{e_q} + (1 − μ_q)(C_{e_q} − t0). Summed over q,
+with C_{e_q} − t0 = (C_{e_m} − t0) + Σ_{r>=q} δ_r as above,
+
+    Σ_{j∈U} (C_j − t0) >= Σ_q μ_q·c_{e_q} + W_m·(C_{e_m} − t0) + Σ_{r=1}^{m−1} W_r·δ_r,   W_r = Σ_{q<=r} (1 − μ_q),
+
+the chain with each gap's weight r replaced by W_r >= 0 (W_r = r at μ = 0) and the cost μ_q·c_k of request k at
+position q (μ_m = 0: the first completion has its c already). Everything above holds with W_r in place of r: the
+shares a = α_r·W_r and b = (1 − α_{r−1})·W_{r−1} (W_1 at r = 2) still add up to each gap's weight, and where b would
+exceed a (possible only for μ_r near 1, where W_r is close to W_{r−1}), b is lowered to a: the triple then carries
+less of δ_{r−1}, whose whole weight is still charged at w(e_r, e_{r−1}), so the bound only falls
+(:func:`_split_tables`). The cost μ_q·c_k depends only on the position and the request, so the programme keeps its
+form. μ is searched with the shares in the fourth and fifth steps (one Polyak step for both; in units of
+1/``FLOOR_FINE``): for a sequence, ∂L_U/∂μ_q is c of position q less the completion time the chain implies there
+(its gaps at their pair separations plus the excesses of the least candidates, weighted as in the bonus).
+tests/test_chain.py checks random μ, shares and λ against brute force on 100 small instances, and that charging the
+floors without lowering the weights exceeds OPT there.
 
 **Tables.** The triple bonuses are built once (exact, in units of 1/``UNIT``, and a float32 copy laid out for the
 search), N⁴ entries each over a set T of N requests; each U ⊆ T gathers its part. T is all n requests when their
@@ -148,6 +168,8 @@ SPLIT_SHARE = 0.4
 SPLIT_LAMBDA_STEPS = 20
 SPLIT_LAMBDA_THETA = 2.0 ** -4
 SPLIT_STEP = 0.3
+#: own floors by position (module docstring): μ in units of 1/FLOOR_FINE
+FLOOR_FINE = 16
 #: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
 #: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8; 2.8 s on 2026-11-28, 2.6e-8): the search
 #: is not started when they would not be ready in time. The builds also stop at the deadline, since a loaded
@@ -181,9 +203,10 @@ def search_table(B3: np.ndarray, deadline: float | None = None) -> np.ndarray | 
 
 
 @compiled
-def _tail_minima(Bt, wu, lamu, F):
+def _tail_minima(Bt, wu, lamu, weight, node, F):
     """F[r] for r = 2..m−1 of the module docstring's programme (float32, as the numpy form computes it: each
-    B(r, j, k, l) + F_{r−1}(k, l) rounded, then r·w + λ_k + the least of them); F[1] is filled by the caller."""
+    B(r, j, k, l) + F_{r−1}(k, l) rounded, then weight[r]·w + λ_k + node[r, k] + the least of them; weight[r] = r and
+    node 0 but for own floors, "Own floors by position"); F[1] is filled by the caller."""
     m = wu.shape[0]
     acc = np.empty((m, m), dtype=np.float32)
     prev_t = np.empty((m, m), dtype=np.float32)
@@ -198,23 +221,24 @@ def _tail_minima(Bt, wu, lamu, F):
                     v = Bt[r, l, j, k] + prev_t[l, k]
                     if v < acc[j, k]:
                         acc[j, k] = v
-        rf = np.float32(r)
+        rf = weight[r]
         for j in range(m):
             for k in range(m):
-                F[r, j, k] = rf * wu[j, k] + lamu[k] + acc[j, k]
+                F[r, j, k] = rf * wu[j, k] + lamu[k] + node[r, k] + acc[j, k]
 
 
 @compiled
-def _exact_tail(B3, keep, w, lamq, S):
-    """F_{m−1} of the module docstring's programme in exact integers (units of 1/(unit·S)): F_1(j, k) = w(j, k) + λ_k,
-    then for r = 2..m−1 F_r(j, k) = r·w(j, k) + λ_k + min over l ∉ {j, k} of (S·B3[r, j, k, l] + F_{r−1}(k, l)),
-    j ≠ k; ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table positions."""
+def _exact_tail(B3, keep, w, lamq, weight, node, S):
+    """F_{m−1} of the module docstring's programme in exact integers (units of 1/(unit·S)): F_1(j, k) =
+    weight[1]·w(j, k) + λ_k + node[1, k], then for r = 2..m−1 F_r(j, k) = weight[r]·w(j, k) + λ_k + node[r, k] + min
+    over l ∉ {j, k} of (S·B3[r, j, k, l] + F_{r−1}(k, l)), j ≠ k (weight[r] = r and node 0 but for own floors);
+    ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table positions."""
     m = len(keep)
     F = np.empty((m, m), dtype=np.int64)
     G = np.empty((m, m), dtype=np.int64)
     for j in range(m):
         for k in range(m):
-            F[j, k] = EXACT_BIG if j == k else w[j, k] + lamq[k]
+            F[j, k] = EXACT_BIG if j == k else weight[1] * w[j, k] + lamq[k] + node[1, k]
     for r in range(2, m):
         for j in range(m):
             for k in range(m):
@@ -227,7 +251,7 @@ def _exact_tail(B3, keep, w, lamq, S):
                         v = S * np.int64(B3[r, keep[j], keep[k], keep[l]]) + F[k, l]
                         if v < least:
                             least = v
-                G[j, k] = min(r * w[j, k] + lamq[k] + least, EXACT_BIG)
+                G[j, k] = min(weight[r] * w[j, k] + lamq[k] + node[r, k] + least, EXACT_BIG)
         F, G = G, F
     return F
 
@@ -239,12 +263,18 @@ class _QPath:
     position by position)."""
 
     def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray,
-                 unit: int = UNIT):
+                 unit: int = UNIT, weight_unit: int = 1):
         self.m = m = len(c)
         self.unit = unit
-        self.cu, self.wu, self.B3, self.keep = unit * c, unit * w, B3, keep
+        # the weights (gap r: weight[r], r = 1..m−1; the first completion: weight[m]) in units of 1/weight_unit, c and
+        # w in units of weight_unit/unit, so that weight·w is in units of 1/unit; node[r, k] (units of 1/unit) is what
+        # request k costs at position r beside λ_k. Weights r and no node costs but for own floors (:meth:`own_floors`)
+        scale = unit // weight_unit
+        self.cu, self.wu, self.B3, self.keep = scale * c, scale * w, B3, keep
         self.eye = np.eye(m, dtype=bool)
         self.wuf = self.wu.astype(np.float32)
+        self.weight_unit = weight_unit
+        self.set_weights(weight_unit * np.arange(m + 1, dtype=np.int64), np.zeros((m + 1, m), dtype=np.int64))
         if Bt.shape[1] == m:                                   # U's own table (keep is then 0..m−1): shared
             self.Bt = Bt
         else:
@@ -255,10 +285,10 @@ class _QPath:
         is left in ``self.sequence``)."""
         m, wu, lamu = self.m, self.wuf, (self.unit * lam).astype(np.float32)
         F = np.empty((m, m, m), dtype=np.float32)
-        F[1] = wu + lamu[None, :]
+        F[1] = self.weightf[1] * wu + lamu[None, :] + self.nodef[1][None, :]
         F[1][self.eye] = np.inf
-        _tail_minima(self.Bt, wu, lamu, F)
-        V = (m * self.cu + lamu)[:, None] + F[m - 1]
+        _tail_minima(self.Bt, wu, lamu, self.weightf, self.nodef, F)
+        V = (self.weight[m] * self.cu + lamu + self.node[m])[:, None] + F[m - 1]
         h, j = np.unravel_index(np.argmin(V), V.shape)
         value = float(V[h, j]) - float(lamu.sum())
         sequence = [int(h), int(j)]
@@ -275,9 +305,25 @@ class _QPath:
         S = LAMBDA_SCALE
         lamq = np.round(self.unit * S * lam).astype(np.int64)
         w = S * self.wu.astype(np.int64)
-        F = _exact_tail(self.B3, self.keep, w, lamq, S)
-        V = (self.m * S * self.cu + lamq)[:, None] + F
+        F = _exact_tail(self.B3, self.keep, w, lamq, self.weight, S * self.node, S)
+        V = (self.weight[self.m] * S * self.cu + lamq + S * self.node[self.m])[:, None] + F
         return int(V.min()) - int(lamq.sum()), self.unit * S
+
+    def set_weights(self, weight: np.ndarray, node: np.ndarray) -> None:
+        """The programme's weights (units of 1/weight_unit) and node costs (units of 1/unit), both ints."""
+        self.weight, self.node = weight, node
+        self.weightf, self.nodef = weight.astype(np.float32), node.astype(np.float32)
+
+    def own_floors(self, mu: np.ndarray) -> None:
+        """Weights and node costs of own floors priced by position (module docstring, "Own floors by position"):
+        ``mu`` (ints, units of 1/weight_unit, index q = 1..m − 1; mu[0] and mu[m] unused) gives gap r the weight
+        W_r = Σ_{q<=r} (1 − μ_q), the first completion W_{m−1} + 1, and request k at position q the cost μ_q·c_k."""
+        m, d = self.m, self.weight_unit
+        mu = mu.copy()
+        mu[0] = mu[m] = 0
+        weight = np.concatenate([[0], np.cumsum(d - mu[1:m])]).astype(np.int64)
+        weight = np.append(weight, weight[m - 1] + d)
+        self.set_weights(weight, mu[:, None] * self.cu[None, :])
 
 
 def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: float) -> tuple[np.ndarray, float]:
@@ -309,20 +355,24 @@ def _ascent(q: _QPath, lam: np.ndarray, theta: float, steps: int, deadline: floa
 
 
 @compiled
-def _split_tables(D1, D2, shares, unit, Bx, Bt):
+def _split_tables(D1, D2, shares, unit, weight, Bx, Bt):
     """U's triple bonuses under a split per position and pair (module docstring, "The split per position and
-    pair"), in units of 1/unit: Bx[r, h, j, k] = min over the candidates x of a·D1[x, h, j, k] + b·D2[x, h, j, k] with
-    a = shares[r, h, j]·r and b = (unit − shares[r − 1, j, k])·(r − 1), or unit when r = 2 (the last gap at its whole
-    weight), r = 2..m − 1 (a split per position: shares[r] constant); Bt is its float32 copy in the search's layout
-    (:func:`search_table`: Bt[r, k, h, j], +inf where a request repeats)."""
+    pair"), in units of 1/(unit·weight unit): Bx[r, h, j, k] = min over the candidates x of a·D1[x, h, j, k] +
+    b·D2[x, h, j, k] with a = shares[r, h, j]·weight[r] and b = (unit − shares[r − 1, j, k])·weight[r − 1], or
+    unit·weight[1] when r = 2 (the last gap at its whole weight), and b at most a ("Own floors by position"; it is
+    below a unless the weights are own floors'), r = 2..m − 1 (a split per position: shares[r] constant; weight[r] = r
+    but for own floors); Bt is its float32 copy in the search's layout (:func:`search_table`: Bt[r, k, h, j], +inf
+    where a request repeats)."""
     X, m = D1.shape[0], D1.shape[1]
     for r in range(2, m):
         for x in range(X):                       # candidate by candidate: every array read in its memory order
             for h in range(m):
                 for j in range(m):
-                    a = shares[r, h, j] * r
+                    a = shares[r, h, j] * weight[r]
                     for k in range(m):
-                        b = unit if r == 2 else (unit - shares[r - 1, j, k]) * (r - 1)
+                        b = unit * weight[1] if r == 2 else (unit - shares[r - 1, j, k]) * weight[r - 1]
+                        if b > a:
+                            b = a
                         v = a * D1[x, h, j, k] + b * D2[x, h, j, k]
                         if x == 0 or v < Bx[r, h, j, k]:
                             Bx[r, h, j, k] = v
@@ -344,7 +394,7 @@ def search_layout(Bx, r, Bt):
 
 
 def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: int, lam: np.ndarray,
-                 deadline: float, trace: list | None = None, pair: bool = True) -> dict:
+                 deadline: float, trace: list | None = None, pair: bool = True, floors: bool = True) -> dict:
     """The best exact L_U(λ) over λ and the split per position (module docstring, "The split per position"),
     searched from ``lam`` and α_r = ``SPLIT`` (the first gap's at 1) until it stalls, then (``pair``) over the split
     per position and pair from its best shares and λ until ``deadline``: {"position": (numerator, denominator),
@@ -355,67 +405,101 @@ def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: 
     D1, D2 = triple_excess(p, o, w, M)
     alpha = np.full(m, SPLIT[0] / SPLIT[1])
     alpha[m - 1] = 1.0                           # the first gap, in one triple only: all of its weight there
-    # a·D1 + b·D2 <= SPLIT_FINE·r·3M (a + b <= SPLIT_FINE·r; D1, D2 <= 3M): int32 unless that could overflow
-    Bx = np.zeros((m, m, m, m), dtype=np.int32 if 3 * SPLIT_FINE * m * M < 2 ** 31 else np.int64)
+    mu = np.zeros(m + 1) if floors else None      # own floors' μ_q, q = 1..m − 1 (module docstring)
+    # a·D1 + b·D2 <= SPLIT_FINE·FLOOR_FINE·r·3M (a + b <= SPLIT_FINE·FLOOR_FINE·r; D1, D2 <= 3M): int32 unless that
+    # could overflow
+    Bx = np.zeros((m, m, m, m), dtype=np.int32 if 3 * SPLIT_FINE * FLOOR_FINE * m * M < 2 ** 31 else np.int64)
     Bt = np.full((m, m, m, m), np.inf, dtype=np.float32)
-    q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE)      # reads Bx and Bt as _split_tables rewrites them
+    # reads Bx and Bt as _split_tables rewrites them; weights in units of 1/FLOOR_FINE
+    q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE)
     found = {}
-    best, alpha, lam = _share_ascent(q, D1, D2, alpha, lam, deadline, trace, "position")
+    best, alpha, mu, lam = _share_ascent(q, c, D1, D2, alpha, mu, lam, deadline, trace, "position")
     if best is not None:
         found["position"] = best
         if pair and time.perf_counter() < deadline:
             per_pair = np.ascontiguousarray(np.broadcast_to(alpha[:, None, None], (m, m, m)))
-            best = _share_ascent(q, D1, D2, per_pair, lam, deadline, trace, "pair")[0]
+            best = _share_ascent(q, c, D1, D2, per_pair, mu, lam, deadline, trace, "pair")[0]
             if best is not None:
                 found["pair"] = best
     return found
 
 
-def _share_ascent(q: _QPath, D1: np.ndarray, D2: np.ndarray, alpha: np.ndarray, lam: np.ndarray, deadline: float,
-                  trace: list | None, step: str) -> tuple[tuple[int, int] | None, np.ndarray, np.ndarray]:
+def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alpha: np.ndarray, mu: np.ndarray | None,
+                  lam: np.ndarray, deadline: float, trace: list | None,
+                  step: str) -> tuple[tuple[int, int] | None, np.ndarray, np.ndarray | None, np.ndarray]:
     """The search of :func:`split_search` over the shares ``alpha``: α_r (shape (m,), per position) or α_r(h, j)
-    (shape (m, m, m), per position and pair), from ``alpha`` and ``lam``: (the best exact (numerator, denominator) or
-    None, its shares, its λ)."""
+    (shape (m, m, m), per position and pair), and with ``mu`` (not None) over own floors' μ too (one Polyak step for
+    both), from ``alpha``, ``mu`` and ``lam``: (the best exact (numerator, denominator) or None, its shares, its μ,
+    its λ)."""
     m = q.m
-    best, best_value, best_alpha, best_lam = None, -np.inf, alpha.copy(), lam.copy()
+    best, best_value, best_alpha, best_mu, best_lam = None, -np.inf, alpha.copy(), mu, lam.copy()
     theta, lam_theta, stall = 1.0, 1.0, 0
     at = (lambda r, h, j: r) if alpha.ndim == 1 else (lambda r, h, j: (r, h, j))      # α's index of gap r
+    mu_int = np.zeros(m + 1, dtype=np.int64)
     while time.perf_counter() < deadline:
         shares = np.rint(alpha * SPLIT_FINE).astype(np.int64)
         if alpha.ndim == 1:
             shares = np.ascontiguousarray(np.broadcast_to(shares[:, None, None], (m, m, m)))
-        _split_tables(D1, D2, shares, SPLIT_FINE, q.B3, q.Bt)
+        if mu is not None:
+            mu_int = np.rint(mu * FLOOR_FINE).astype(np.int64)
+        q.own_floors(mu_int)
+        _split_tables(D1, D2, shares, SPLIT_FINE, q.weight, q.B3, q.Bt)
         lam, lam_theta = _ascent(q, lam, max(lam_theta, SPLIT_LAMBDA_THETA), SPLIT_LAMBDA_STEPS, deadline)
         num, den = q.exact(lam)
         if trace is not None:
             trace.append((step, num / den))
         if num / den > best_value + 1e-9:
             best, best_value, best_alpha, best_lam, stall = (num, den), num / den, alpha.copy(), lam.copy(), 0
+            best_mu = None if mu is None else mu.copy()
         else:
             stall += 1
             if stall >= PATIENCE:
                 theta, stall, alpha = theta * SHRINK, 0, best_alpha.copy()
+                mu = None if mu is None else best_mu.copy()
                 if theta < THETA_MIN:
                     break
                 continue
         q.value(lam)                             # its minimising sequence, e_m first
         e = q.sequence
-        g = np.zeros(alpha.shape)                # a supergradient of L_U in α at this λ
+        W = q.weight / FLOOR_FINE                # the gaps' weights W_r (r at μ = 0)
+        g = np.zeros(alpha.shape)                # a supergradient of L_U in α at this λ and μ
+        dW = np.zeros(m)                         # and ∂L_U/∂W_r: the gap δ_r the sequence implies (for μ)
+        dW[1:] = q.wu[e[m - 2::-1], e[m - 1:0:-1]] / (q.unit // q.weight_unit)        # w(e_{r+1}, e_r), r = 1..m−1
         for r in range(2, m):                    # triple (e_{r+1}, e_r, e_{r−1}) at its least candidate x
             h, j, k = e[m - r - 1], e[m - r], e[m - r + 1]
-            b = SPLIT_FINE if r == 2 else (SPLIT_FINE - shares[r - 1, j, k]) * (r - 1)
-            x = int(np.argmin(shares[r, h, j] * r * D1[:, h, j, k] + b * D2[:, h, j, k]))
-            g[at(r, h, j)] += r * D1[x, h, j, k]
+            a = shares[r, h, j] * q.weight[r]
+            b = SPLIT_FINE * q.weight[1] if r == 2 else (SPLIT_FINE - shares[r - 1, j, k]) * q.weight[r - 1]
+            x = int(np.argmin(a * D1[:, h, j, k] + min(a, b) * D2[:, h, j, k]))
+            share = shares[r, h, j] / SPLIT_FINE
+            if b >= a:                           # b at a (own floors only): the triple's whole weight is α_r·W_r
+                g[at(r, h, j)] += W[r] * (D1[x, h, j, k] + D2[x, h, j, k])
+                dW[r] += share * (D1[x, h, j, k] + D2[x, h, j, k])
+                continue
+            g[at(r, h, j)] += W[r] * D1[x, h, j, k]
+            dW[r] += share * D1[x, h, j, k]
             if r > 2:
-                g[at(r - 1, j, k)] -= (r - 1) * D2[x, h, j, k]
+                g[at(r - 1, j, k)] -= W[r - 1] * D2[x, h, j, k]
+                dW[r - 1] += (1 - shares[r - 1, j, k] / SPLIT_FINE) * D2[x, h, j, k]
+            else:
+                dW[1] += D2[x, h, j, k]
         g[m - 1] = 0.0
         norm = float((g * g).sum())
+        if mu is not None:                       # ∂L_U/∂μ_q: c of position q less the completion the chain implies
+            implied = c[e[0]] + np.cumsum(dW[::-1])[::-1]               # implied[q] = c_first + Σ_{r>=q} dW[r]
+            g_mu = np.zeros(m + 1)
+            g_mu[1:m] = c[e[m - np.arange(1, m)]] - implied[1:m]
+            g_mu[1:m][(mu[1:m] <= 0) & (g_mu[1:m] < 0)] = 0.0          # projected: μ stays in [0, 1]
+            g_mu[1:m][(mu[1:m] >= 1) & (g_mu[1:m] > 0)] = 0.0
+            norm += float((g_mu * g_mu).sum())
         if norm == 0:
             break
         goal = (1 + TARGET_MARGIN) * abs(best_value) + 1
-        alpha = np.clip(alpha + SPLIT_STEP * theta * (goal - num / den) / norm * g, 0.5, 1.0)
+        factor = SPLIT_STEP * theta * (goal - num / den) / norm
+        alpha = np.clip(alpha + factor * g, 0.5, 1.0)
         alpha[m - 1] = 1.0
-    return best, best_alpha, best_lam
+        if mu is not None:
+            mu = np.clip(mu + factor * g_mu, 0.0, 1.0)
+    return best, best_alpha, best_mu, best_lam
 
 
 def drop_orders(s: np.ndarray, o: np.ndarray) -> dict:
