@@ -138,8 +138,8 @@ if args.no_split_per_position:
 elif args.no_pair_split or args.no_own_floors:
     import functools
     from lpbench.formulations import chain as chain_module
-    chain_module.split_search = functools.partial(chain_module.split_search, **(
-        {"pair": False} if args.no_pair_split else {}), **({"floors": False} if args.no_own_floors else {}))
+    steps_off = {name: False for name, off in (("pair", args.no_pair_split), ("floors", args.no_own_floors)) if off}
+    chain_module.split_search = functools.partial(chain_module.split_search, **steps_off)
 if args.delay_near is not None:
     if not args.delay_near >= 0:
         ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")

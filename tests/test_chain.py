@@ -222,7 +222,8 @@ def test_own_floors_by_position_are_at_most_the_optimum(small_optima):
         q = floors_programme(b, c, shares, np.zeros(n + 1, dtype=np.int64))
         q.set_weights(q.weight, FLOOR_FINE * np.vstack([np.zeros((1, n), dtype=np.int64),
                                                         np.tile(q.cu, (n - 1, 1)), np.zeros((1, n), dtype=np.int64)]))
-        over += max(q.exact(np.zeros(n))[0] / q.exact(np.zeros(n))[1], 0) - waits > opt + 1e-9
+        num, den = q.exact(np.zeros(n))
+        over += num / den - waits > opt + 1e-9
         found = {floors: split_search(c, w, s + o, o, int(inst.memory), np.zeros(n), time.perf_counter() + 1,
                                       pair=False, floors=floors)["position"] for floors in (False, True)}
         without, with_floors = (num / den for num, den in (found[False], found[True]))

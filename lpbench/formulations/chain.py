@@ -435,14 +435,12 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
     best, best_value, best_alpha, best_mu, best_lam = None, -np.inf, alpha.copy(), mu, lam.copy()
     theta, lam_theta, stall = 1.0, 1.0, 0
     at = (lambda r, h, j: r) if alpha.ndim == 1 else (lambda r, h, j: (r, h, j))      # α's index of gap r
-    mu_int = np.zeros(m + 1, dtype=np.int64)
     while time.perf_counter() < deadline:
         shares = np.rint(alpha * SPLIT_FINE).astype(np.int64)
         if alpha.ndim == 1:
             shares = np.ascontiguousarray(np.broadcast_to(shares[:, None, None], (m, m, m)))
-        if mu is not None:
-            mu_int = np.rint(mu * FLOOR_FINE).astype(np.int64)
-        q.own_floors(mu_int)
+        if mu is not None:                       # else q keeps the weights r it was built with
+            q.own_floors(np.rint(mu * q.weight_unit).astype(np.int64))
         _split_tables(D1, D2, shares, SPLIT_FINE, q.weight, q.B3, q.Bt)
         lam, lam_theta = _ascent(q, lam, max(lam_theta, SPLIT_LAMBDA_THETA), SPLIT_LAMBDA_STEPS, deadline)
         num, den = q.exact(lam)
@@ -461,7 +459,7 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
                 continue
         q.value(lam)                             # its minimising sequence, e_m first
         e = q.sequence
-        W = q.weight / FLOOR_FINE                # the gaps' weights W_r (r at μ = 0)
+        W = q.weight / q.weight_unit             # the gaps' weights W_r (r at μ = 0)
         g = np.zeros(alpha.shape)                # a supergradient of L_U in α at this λ and μ
         dW = np.zeros(m)                         # and ∂L_U/∂W_r: the gap δ_r the sequence implies (for μ)
         dW[1:] = q.wu[e[m - 2::-1], e[m - 1:0:-1]] / (q.unit // q.weight_unit)        # w(e_{r+1}, e_r), r = 1..m−1
