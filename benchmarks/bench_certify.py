@@ -61,6 +61,9 @@ ap.add_argument("--no-split-per-position", action="store_true",
 ap.add_argument("--no-pair-split", action="store_true",
                 help="chain-bound without its split per position and pair (its fifth step, after the split per "
                      "position stalls): the state before it")
+ap.add_argument("--no-rest-search", action="store_true",
+                help="chain-bound's left-out requests by volume only, without latency-astar on them: the state "
+                     "before the search on them was added")
 ap.add_argument("--no-own-floors", action="store_true",
                 help="chain-bound's split search without own floors by position: the state before they were added "
                      "(2026-12-02)")
@@ -140,6 +143,9 @@ elif args.no_pair_split or args.no_own_floors:
     from lpbench.formulations import chain as chain_module
     steps_off = {name: False for name, off in (("pair", args.no_pair_split), ("floors", args.no_own_floors)) if off}
     chain_module.split_search = functools.partial(chain_module.split_search, **steps_off)
+if args.no_rest_search:
+    from lpbench.formulations import chain as chain_module
+    chain_module.REST_SHARE = 0.0
 if args.delay_near is not None:
     if not args.delay_near >= 0:
         ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")

@@ -321,7 +321,7 @@ def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k, monkeypatc
     """The subset table of latency-astar gives (L) exactly (in thirds, rounded down); with (L)'s split, 2/3, and
     no split per position, the q-path search reaches it (rounded up, so at most one more), on the first 12
     requests of draws 0-4; with its own split, 5/8, and the split per position, chain-bound is at least as high
-    on each of them."""
+    on each of them (the requests it leaves out by the exact search, too)."""
     from lpbench.formulations import chain
     inst = jaillet_prefix(k, 12)
     a, s, o = (inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist())
@@ -332,6 +332,7 @@ def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k, monkeypatc
     monkeypatch.setattr(chain, "SPLIT", CHAIN_SPLIT)
     monkeypatch.setattr(chain, "UNIT", CHAIN_SPLIT[1])
     monkeypatch.setattr(chain, "split_search", lambda *args, **kwargs: {})
+    monkeypatch.setattr(chain, "REST_SHARE", 0.0)          # the left-out requests by volume, as in the table
     bound, _ = chain_bound(inst, time.perf_counter() + 10)
     assert table <= bound <= table + 1
     assert ours >= table        # 1,076, 591, 339, 340, 365 against (L)'s 1,055, 561, 339, 334, 339 (when written)
@@ -491,3 +492,34 @@ def test_the_first_pass_leaves_an_order_once_its_values_collapse(monkeypatch):
     monkeypatch.setattr(chain, "SCAN_COLLAPSE", -float("inf"))
     assert chain_bound(inst, time.perf_counter() + 60) == bound
 
+
+
+def test_the_requests_left_out_by_the_exact_search(monkeypatch):
+    """The requests U leaves out form a schedule of their own, so the chain of U plus latency-astar's certified
+    bound on them is a bound (subset-bound's argument, chain.py "Requests left out of U"). On the first 17 requests
+    of jaillet-model1 draw 19 (all arrive together) U is the 5 longest, and the 12 left out need 86 by volume but
+    more by the search, since they wait for each other's memory: the bound rises (310 → 327 when written; OPT 395,
+    the ladder) and stays below a verified schedule. Adding the search's bound without taking off their bound by
+    volume would give 310 + 105 or so, above that schedule, so the check can fail. On the first 12 requests of
+    draws 0-9 the bound stays at most OPT (latency-astar)."""
+    from lpbench.formulations import chain
+    from lpbench.formulations.latency_astar import astar_search
+    from lpbench.heuristics.slot_sgs import local_search
+
+    inst = jaillet_prefix(19, 17)
+    latency = local_search(inst, iterations=200, seed=0)[1]
+    trace: list = []
+    bound, which = chain_bound(inst, time.perf_counter() + 10, trace)
+    rest = [row for row in trace if isinstance(row[2], str) and row[2].startswith("the rest")]
+    assert rest and "left out by latency-astar" in which, which
+    monkeypatch.setattr(chain, "REST_SHARE", 0.0)
+    plain_trace: list = []
+    plain, _ = chain_bound(inst, time.perf_counter() + 10, plain_trace)
+    assert not [row for row in plain_trace if isinstance(row[2], str) and row[2].startswith("the rest")]
+    assert plain < bound <= latency, (plain, bound, latency)
+    monkeypatch.undo()
+    for k in range(10):
+        inst = jaillet_prefix(k, 12)
+        opt = astar_search(inst, deadline=time.perf_counter() + 30)
+        assert opt.status == "optimal"
+        assert chain_bound(inst, time.perf_counter() + 5)[0] <= opt.objective, k

@@ -64,7 +64,13 @@ at least that value there (tests/test_chain.py; it also compares the programme w
 **Requests left out of U.** The chain charges only its first completion its c, so a short request in U
 makes it weak. A schedule restricted to a subset of the requests is a schedule of that subset (memory
 only decreases), so total latency >= [the chain bound of U, less Σ_{j∈U} (a_j − t0)] + [any lower bound
-on the optimum of the requests not in U]: here the larger of Σ o_j and ``volume-bound`` on them.
+on the optimum of the requests not in U]: here the larger of Σ o_j and ``volume-bound`` on them, and for the
+best U after the third step below also ``latency-astar``'s certified bound on them alone (``subset-bound``'s rest:
+:func:`~lpbench.formulations.subset_bound.rest_bound`, at most ``REST_SHARE`` of the time left, where its chain
+table fits). Where all requests arrive together (Model 1) the short requests left out wait for each other's memory,
+which volume does not see: on nine full jaillet-model1 draws the search (3 s) added 4-36 to their bound by volume
+(0.1-0.5 % of the chain), on two Model-2 draws nothing (docs/seed004-certification.md, "The requests left out by
+the exact search").
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
 ``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) for r on a grid of step
 n/SCAN_POINTS, from the largest down (U grows; a small U converges in few steps), both orders side by side,
@@ -170,6 +176,9 @@ SPLIT_LAMBDA_THETA = 2.0 ** -4
 SPLIT_STEP = 0.3
 #: own floors by position (module docstring): μ in units of 1/FLOOR_FINE
 FLOOR_FINE = 16
+#: at most this share of the time left after the third step goes to the exact search on the best U's left-out
+#: requests (module docstring, "Requests left out of U")
+REST_SHARE = 0.1
 #: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
 #: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8; 2.8 s on 2026-11-28, 2.6e-8): the search
 #: is not started when they would not be ready in time. The builds also stop at the deadline, since a loaded
@@ -604,6 +613,23 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if time.perf_counter() >= split_at:
             break
         evaluate(cand, POLISH_STEPS, until=split_at)
+    # the requests the best U leaves out by the exact search, with REST_SHARE of the time left: every value with
+    # that U rises by what the search adds to their bound alone
+    rest_note = ""
+    if values:
+        from .subset_bound import rest_bound as searched_rest
+        key, r = cand = max(values, key=values.get)
+        gone = orders[key][:r]
+        alone = rest_bound(gone)
+        searched, how = searched_rest(inst, gone, alone, REST_SHARE * (deadline - time.perf_counter()))
+        if searched > alone:
+            left_out[gone.tobytes()] = searched
+            values[cand] += searched - alone
+            rest_note = f", the {r} left out {how}"
+            if trace is not None:
+                trace.append((key, r, "the rest " + how, values[cand]))
+            if values[cand] > best[0]:
+                best = (values[cand], f"U = all but the {r} {key} requests ({n - r} in the chain){rest_note}")
     # 4. the split per position on the best U, from its λ, then (5.) per position and pair, with the time left
     if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _split_tables):
         key, r = cand = max(values, key=values.get)
@@ -617,7 +643,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
                 if trace is not None:
                     trace.append((key, r, named[step], total))
                 if total > best[0]:
-                    best = (total, f"U = all but the {r} {key} requests ({len(keep)} in the chain), {named[step]}")
+                    best = (total, f"U = all but the {r} {key} requests ({len(keep)} in the chain), {named[step]}"
+                                   f"{rest_note}")
     return best
 
 

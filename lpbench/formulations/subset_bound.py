@@ -64,6 +64,19 @@ def certified(bound: float) -> int:
     return int(np.ceil(bound - 1e-9))
 
 
+def rest_bound(inst, R: np.ndarray, alone: int, seconds: float) -> tuple[int, str]:
+    """(a lower bound on OPT(R) for the requests ``R``, how it was found): ``latency-astar`` on R alone for at most
+    ``seconds`` where its whole chain table fits in them and it can take R (its certified bound: OPT(R) if it
+    completes, else its least f), when that beats ``alone`` (R's bound by volume); else ``alone``, "by volume"."""
+    if len(R) >= 2 and subset_size(len(R), seconds, least=2) == len(R) and kernels_ready(seconds):
+        rest_instance = sub_instance(inst, np.sort(R))
+        if unsearchable(rest_instance) is None:
+            on_r = astar_search(rest_instance, deadline=time.perf_counter() + seconds)
+            if on_r.bound is not None and certified(on_r.bound) > alone:
+                return certified(on_r.bound), f"by latency-astar ({on_r.status})"
+    return alone, "by volume"
+
+
 def subset_bound(inst, deadline: float, schedule=None, members: int | None = None) -> tuple[int, str, bool]:
     """(certified lower bound on total latency, what gave it, whether the search on U completed) by the module
     docstring's argument, or (0, why not, False) when the search does not run (too little time for
@@ -84,14 +97,7 @@ def subset_bound(inst, deadline: float, schedule=None, members: int | None = Non
     if starts is not None:                      # the schedule restricted to U: the search's incumbent
         starts = starts[U]
         upper = float((starts + sub.output - sub.arrival).sum())
-    rest, how = bound_alone(inst, R), "by volume"
-    rest_seconds = REST_SHARE * (deadline - time.perf_counter())
-    if len(R) >= 2 and subset_size(len(R), rest_seconds, least=2) == len(R):   # its whole table fits
-        rest_instance = sub_instance(inst, np.sort(R))
-        if unsearchable(rest_instance) is None:
-            on_r = astar_search(rest_instance, deadline=time.perf_counter() + rest_seconds)
-            if on_r.bound is not None and certified(on_r.bound) > rest:
-                rest, how = certified(on_r.bound), f"by latency-astar ({on_r.status})"
+    rest, how = rest_bound(inst, R, bound_alone(inst, R), REST_SHARE * (deadline - time.perf_counter()))
     found = astar_search(sub, upper, starts, deadline=deadline)
     if found.bound is None:
         return 0, "subset search stopped before its root bound", False
