@@ -493,7 +493,6 @@ def test_the_first_pass_leaves_an_order_once_its_values_collapse(monkeypatch):
     assert chain_bound(inst, time.perf_counter() + 60) == bound
 
 
-
 def test_the_requests_left_out_by_the_exact_search(monkeypatch):
     """The requests U leaves out form a schedule of their own, so the chain of U plus latency-astar's certified
     bound on them is a bound (subset-bound's argument, chain.py "Requests left out of U"). On the first 17 requests

@@ -68,7 +68,7 @@ on the optimum of the requests not in U]: here the larger of Σ o_j and ``volume
 best U after the third step below also ``latency-astar``'s certified bound on them alone (``subset-bound``'s rest:
 :func:`~lpbench.formulations.subset_bound.rest_bound`, at most ``REST_SHARE`` of the time left, where its chain
 table fits). Where all requests arrive together (Model 1) the short requests left out wait for each other's memory,
-which volume does not see: on nine full jaillet-model1 draws the search (3 s) added 4-36 to their bound by volume
+which volume does not see: on nine full jaillet-model1 draws the search (3 s on six, 20 s on three) added 4-36 to their bound by volume
 (0.1-0.5 % of the chain), on two Model-2 draws nothing (docs/seed004-certification.md, "The requests left out by
 the exact search").
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
