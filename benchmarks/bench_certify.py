@@ -64,6 +64,9 @@ ap.add_argument("--no-pair-split", action="store_true",
 ap.add_argument("--no-rest-search", action="store_true",
                 help="chain-bound's left-out requests by volume only, without latency-astar on them: the state "
                      "before the search on them was added")
+ap.add_argument("--no-first-completion", action="store_true",
+                help="chain-bound charges its first completion its c alone, not beside the requests it leaves out "
+                     "(the state before 2026-12-03)")
 ap.add_argument("--no-own-floors", action="store_true",
                 help="chain-bound's split search without own floors by position: the state before they were added "
                      "(2026-12-02)")
@@ -146,6 +149,9 @@ elif args.no_pair_split or args.no_own_floors:
 if args.no_rest_search:
     from lpbench.formulations import chain as chain_module
     chain_module.REST_SHARE = 0.0
+if args.no_first_completion:
+    from lpbench.formulations import chain as chain_module
+    chain_module.JOINT_SHARE = 0.0
 if args.delay_near is not None:
     if not args.delay_near >= 0:
         ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")

@@ -15,6 +15,10 @@ and what it loses below OPT splits into two factors, whose product is `chain-bou
 * **the chain on its own set**, (chain-bound − bound_alone(rest)) / OPT(U): how far the chain's rows are from
   U's own optimum.
 
+Since ed24f4b `chain-bound` may charge the left-out requests more than ``bound_alone`` (the exact search on them), and
+since 2026-12-03 its first completion beside them (``--no-first-completion`` turns that off), so its value may exceed
+OPT(U) + bound_alone(rest): the second factor then holds what those two add, and can exceed 1.
+
 The script reads the rows that ``bench_certify.py --json`` writes (draw k of ``--seed``, first ``prefix``
 requests), keeps each proven draw or prefix once (OPT is its UB; ``ladder_table.proven_optima``), runs `chain-bound` for
 ``--chain-seconds``, takes the set U of its best value (its trace), and proves OPT(U) with `latency-astar`
@@ -35,6 +39,7 @@ import time
 import numpy as np
 
 from ladder_table import load, proven_optima
+from lpbench.formulations import chain as chain_module
 from lpbench.formulations.chain import chain_bound, drop_orders
 from lpbench.formulations.latency_astar import astar_search
 from lpbench.formulations.volume import bound_alone
@@ -52,7 +57,12 @@ ap.add_argument("--min-requests", type=int, default=1, help="only rows of at lea
 ap.add_argument("--estimate", action="store_true",
                 help="the rows not proven, with UBs for OPT and OPT(U) (the local search): estimates")
 ap.add_argument("--search-seconds", type=float, default=15.0, help="with --estimate: the local search on U")
+ap.add_argument("--no-first-completion", action="store_true",
+                help="chain-bound's first completion at its c alone, not beside the requests it leaves out (the "
+                     "state before 2026-12-03)")
 args = ap.parse_args()
+if args.no_first_completion:
+    chain_module.JOINT_SHARE = 0.0
 
 rows = [r for r in load(args.rows) if r["n"] >= args.min_requests]
 prefix = {(r["model"], r["k"], r["n"]): r["prefix"] for r in rows}          # how to rebuild each draw's instance

@@ -321,7 +321,7 @@ def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k, monkeypatc
     """The subset table of latency-astar gives (L) exactly (in thirds, rounded down); with (L)'s split, 2/3, and
     no split per position, the q-path search reaches it (rounded up, so at most one more), on the first 12
     requests of draws 0-4; with its own split, 5/8, and the split per position, chain-bound is at least as high
-    on each of them (the requests it leaves out by the exact search, too)."""
+    on each of them (the requests it leaves out by the exact search and the first completion beside them, too)."""
     from lpbench.formulations import chain
     inst = jaillet_prefix(k, 12)
     a, s, o = (inst.arrival.tolist(), inst.prompt.tolist(), inst.output.tolist())
@@ -333,6 +333,7 @@ def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k, monkeypatc
     monkeypatch.setattr(chain, "UNIT", CHAIN_SPLIT[1])
     monkeypatch.setattr(chain, "split_search", lambda *args, **kwargs: {})
     monkeypatch.setattr(chain, "REST_SHARE", 0.0)          # the left-out requests by volume, as in the table
+    monkeypatch.setattr(chain, "JOINT_SHARE", 0.0)         # and the first completion at its c alone
     bound, _ = chain_bound(inst, time.perf_counter() + 10)
     assert table <= bound <= table + 1
     assert ours >= table        # 1,076, 591, 339, 340, 365 against (L)'s 1,055, 561, 339, 334, 339 (when written)
@@ -507,6 +508,7 @@ def test_the_requests_left_out_by_the_exact_search(monkeypatch):
 
     inst = jaillet_prefix(19, 17)
     latency = local_search(inst, iterations=200, seed=0)[1]
+    monkeypatch.setattr(chain, "JOINT_SHARE", 0.0)         # the first completion at its c alone, as when written
     trace: list = []
     bound, which = chain_bound(inst, time.perf_counter() + 10, trace)
     rest = [row for row in trace if isinstance(row[2], str) and row[2].startswith("the rest")]
@@ -522,3 +524,56 @@ def test_the_requests_left_out_by_the_exact_search(monkeypatch):
         opt = astar_search(inst, deadline=time.perf_counter() + 30)
         assert opt.status == "optimal"
         assert chain_bound(inst, time.perf_counter() + 5)[0] <= opt.objective, k
+
+
+def test_the_weighted_bound_is_the_weighted_optimum():
+    """weighted_latency_bound (CP-SAT, the chain's first completion) proves the weighted optimum of 30 small random
+    instances with arrivals (test_latency's brute force over start times, with weights); with every weight 1 it is
+    OPT."""
+    from lpbench.formulations.latency_cp import weighted_latency_bound
+    from test_latency import brute_force, slot_instance
+
+    rng = np.random.default_rng(7)
+    for seed in range(30):
+        inst = slot_instance(100 + seed, n=3 + seed % 2)
+        weights = rng.integers(1, 6, inst.n)
+        assert weighted_latency_bound(inst, weights, 10) == brute_force(inst, weights), seed
+        if seed < 5:
+            assert weighted_latency_bound(inst, np.ones(inst.n, dtype=int), 10) == brute_force(inst), seed
+
+
+def test_the_first_completion_beside_the_requests_left_out(small_optima, monkeypatch):
+    """U's first completer h and the left-out requests R form a schedule of R ∪ {h}, so its weighted optimum W(h)
+    replaces m·c_h + R's bound (chain.py, "The first completion beside the requests left out"). On the first 17
+    requests of jaillet-model1 draw 19 (5 long requests in U, 12 short ones beside) the bound rises (327 → 356 when
+    written; OPT 395, the ladder) and stays below a verified schedule; charging W(h) without taking off R's bound
+    (X_h + rest) exceeds that schedule, so the check can fail. On the 100 small instances the bound stays at most OPT
+    where the step raised it."""
+    from lpbench.formulations import chain
+    from lpbench.heuristics.slot_sgs import local_search
+
+    inst = jaillet_prefix(19, 17)
+    latency = local_search(inst, iterations=200, seed=0)[1]
+    bound, which = chain_bound(inst, time.perf_counter() + 20)
+    assert "the first completion beside them" in which, which
+    monkeypatch.setattr(chain, "JOINT_SHARE", 0.0)
+    plain, _ = chain_bound(inst, time.perf_counter() + 20)
+    assert plain + 20 <= bound <= latency, (plain, bound, latency)
+    monkeypatch.undo()
+    first_beside_rest = chain.first_beside_rest
+
+    def double_count(inst, keep, gone, rest, c, t0, seconds, **kwargs):
+        X, solved = first_beside_rest(inst, keep, gone, rest, c, t0, seconds, **kwargs)
+        return X + rest, solved
+
+    monkeypatch.setattr(chain, "first_beside_rest", double_count)
+    assert chain_bound(inst, time.perf_counter() + 20)[0] > latency
+    monkeypatch.undo()
+    raised = 0
+    for kind, seed, small, opt in small_optima:
+        trace: list = []
+        bound, which = chain_bound(small, time.perf_counter() + 5, trace)
+        assert bound <= opt, (kind, seed, bound, opt)
+        first = [row for row in trace if row[2] == "the first completion"]
+        raised += bool(first) and "the first completion beside them" in which
+    assert raised >= 5, raised

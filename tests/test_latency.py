@@ -21,17 +21,19 @@ def slot_instance(seed, n, max_o=4, max_s=3, max_a=3, memory=None):
                                                           "prompt": s.tolist(), "output": o.tolist()}})
 
 
-def brute_force(inst) -> int:
+def brute_force(inst, weights=None) -> int:
     """Independent of the IP code: DFS over start times with the paper's memory profile
-    s_i + (t - k) at t = k+1..k+o_i (seed 004 §2), pruned by the incumbent."""
+    s_i + (t - k) at t = k+1..k+o_i (seed 004 §2), pruned by the incumbent. With ``weights`` (positive integers):
+    the least Σ_i weights_i·(C_i − a_i)."""
     a = inst.arrival.astype(int)
     s, o, M = inst.prompt.astype(int), inst.output.astype(int), inst.memory
+    w = np.ones(inst.n, dtype=int) if weights is None else np.asarray(weights, dtype=int)
     T = int(a.max() + o.sum())
     mem = np.zeros(T + 2, dtype=int)
     best = [10**9]
 
     def rec(i, cost):
-        if cost + int(o[i:].sum()) >= best[0]:
+        if cost + int((w * o)[i:].sum()) >= best[0]:
             return
         if i == inst.n:
             best[0] = cost
@@ -41,7 +43,7 @@ def brute_force(inst) -> int:
             window = mem[k + 1:k + o[i] + 1]
             if np.all(window + prof <= M):
                 window += prof
-                rec(i + 1, cost + k + o[i] - a[i])
+                rec(i + 1, cost + int(w[i]) * (k + o[i] - a[i]))
                 window -= prof
 
     rec(0, 0)

@@ -71,6 +71,29 @@ table fits). Where all requests arrive together (Model 1) the short requests lef
 which volume does not see: on nine full jaillet-model1 draws the search (3 s on six, 20 s on three) added 4-36 to their bound by volume
 (0.1-0.5 % of the chain), on two Model-2 draws nothing (docs/seed004-certification.md, "The requests left out by
 the exact search").
+
+**The first completion beside the requests left out** (2026-12-03). The two parts above ignore each other: U's first
+completion is charged only its c, the left-out requests R only their own optimum, as if they had the memory to
+themselves. For a schedule, let h be U's first completer. Its restriction to R ∪ {h} is a schedule of R ∪ {h}, so
+
+    m·(C_h − t0) + Σ_{j∈R} (C_j − a_j) >= W(h) := min over the schedules of R ∪ {h} of the same sum,
+
+and the bound holds with the first completion's term m·c_h and R's bound ``rest`` replaced by W(h): the programme's
+first term becomes m·(c_h + X_h/m), X_h = max(0, W(h) − rest − m·c_h), with R's bound added as before. With own floors
+the first completion's weight is ω = W_{m−1} + 1 in [1, m], not m. f(ω) = min over schedules of ω·(C_h − t0) +
+Σ_R (C_j − a_j) is a minimum of functions linear in ω, so concave, with f(0) >= rest and f(m) >= W(h); on [0, m] it
+lies above its chord, f(ω) >= rest + (ω/m)(W(h) − rest) >= ω·c_h + rest + (ω/m)·X_h: the term ω·(c_h + X_h/m) is
+valid at every weight (rounded down in the exact evaluation). W(h) is CP-SAT's proven bound on the weighted problem
+(:func:`~lpbench.formulations.latency_cp.weighted_latency_bound`), for the best U after the rest's search, with at
+most ``JOINT_SHARE`` of the time left, the first completers whose programme value is least first, until no other
+could lower the value at the current multipliers (:func:`first_beside_rest`; X_h = 0 for the others). Only the exact
+evaluations charge X, and the searches follow the values without it (the float values of the ascents, the exact values
+of the split searches' steps): their paths are those without X, and the best value with X is at least the best without
+(guiding them with X too ended lower on two of five full draws, by up to 0.3 %). Where U is a few long requests and
+many short ones wait beside them it moves the bound most: on the first 17 requests of jaillet-model1 draw 19,
+327 → 356 (OPT 395); on full draws, where R's requests are short, by 0-0.3 % (docs/seed004-certification.md, "The
+first completion beside the requests left out").
+
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
 ``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) for r on a grid of step
 n/SCAN_POINTS, from the largest down (U grows; a small U converges in few steps), both orders side by side,
@@ -179,6 +202,11 @@ FLOOR_FINE = 16
 #: at most this share of the time left after the third step goes to the exact search on the best U's left-out
 #: requests (module docstring, "Requests left out of U")
 REST_SHARE = 0.1
+#: at most this share of the time left after that goes to the first completion beside the left-out requests (CP-SAT,
+#: no solve started with less than JOINT_MIN_SECONDS; module docstring, "The first completion beside the requests
+#: left out")
+JOINT_SHARE = 0.25
+JOINT_MIN_SECONDS = 0.005
 #: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
 #: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8; 2.8 s on 2026-11-28, 2.6e-8): the search
 #: is not started when they would not be ready in time. The builds also stop at the deadline, since a loaded
@@ -272,9 +300,14 @@ class _QPath:
     position by position)."""
 
     def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray,
-                 unit: int = UNIT, weight_unit: int = 1):
+                 unit: int = UNIT, weight_unit: int = 1, extra: np.ndarray | None = None):
         self.m = m = len(c)
         self.unit = unit
+        # X_h (ints, latency units) of the first completion beside the requests left out (module docstring): the
+        # first completer h is charged weight·(c_h + X_h/m) by the exact evaluation; the search's float value leaves
+        # X out, so the ascent's path is the chain's own and every exact value is at least the one without X
+        self.extra = np.zeros(m, dtype=np.int64) if extra is None else np.asarray(extra, dtype=np.int64)
+        self.scale = unit // weight_unit
         # the weights (gap r: weight[r], r = 1..m−1; the first completion: weight[m]) in units of 1/weight_unit, c and
         # w in units of weight_unit/unit, so that weight·w is in units of 1/unit; node[r, k] (units of 1/unit) is what
         # request k costs at position r beside λ_k. Weights r and no node costs but for own floors (:meth:`own_floors`)
@@ -291,7 +324,7 @@ class _QPath:
 
     def value(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """(unit·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence, which
-        is left in ``self.sequence``)."""
+        is left in ``self.sequence``; ``self.firsts``: the least value of a sequence that each request starts)."""
         m, wu, lamu = self.m, self.wuf, (self.unit * lam).astype(np.float32)
         F = np.empty((m, m, m), dtype=np.float32)
         F[1] = self.weightf[1] * wu + lamu[None, :] + self.nodef[1][None, :]
@@ -300,6 +333,7 @@ class _QPath:
         V = (self.weight[m] * self.cu + lamu + self.node[m])[:, None] + F[m - 1]
         h, j = np.unravel_index(np.argmin(V), V.shape)
         value = float(V[h, j]) - float(lamu.sum())
+        self.firsts = (V.min(axis=1) - float(lamu.sum())) / self.unit    # the least value with each request first
         sequence = [int(h), int(j)]
         for r in range(m - 1, 1, -1):                          # follow the minimising tail
             l = int(np.argmin(self.Bt[r][:, h, j] + F[r - 1][j]))
@@ -310,13 +344,15 @@ class _QPath:
 
     def exact(self, lam: np.ndarray) -> tuple[int, int]:
         """L_U(λ') for λ' = λ rounded to a multiple of 1/(unit·LAMBDA_SCALE), exactly: (numerator, denominator)
-        (:func:`_exact_tail`)."""
+        (:func:`_exact_tail`), the first completion with its X; the numerator without X is left in ``self.plain``."""
         S = LAMBDA_SCALE
         lamq = np.round(self.unit * S * lam).astype(np.int64)
         w = S * self.wu.astype(np.int64)
         F = _exact_tail(self.B3, self.keep, w, lamq, self.weight, S * self.node, S)
         V = (self.weight[self.m] * S * self.cu + lamq + S * self.node[self.m])[:, None] + F
-        return int(V.min()) - int(lamq.sum()), self.unit * S
+        extra = (self.weight[self.m] * S * self.scale * self.extra) // self.m      # rounded down: still a bound
+        self.plain = int(V.min()) - int(lamq.sum())                                # the value without X
+        return int((V + extra[:, None]).min()) - int(lamq.sum()), self.unit * S
 
     def set_weights(self, weight: np.ndarray, node: np.ndarray) -> None:
         """The programme's weights (units of 1/weight_unit) and node costs (units of 1/unit), both ints."""
@@ -403,13 +439,14 @@ def search_layout(Bx, r, Bt):
 
 
 def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: int, lam: np.ndarray,
-                 deadline: float, trace: list | None = None, pair: bool = True, floors: bool = True) -> dict:
+                 deadline: float, trace: list | None = None, pair: bool = True, floors: bool = True,
+                 extra: np.ndarray | None = None) -> dict:
     """The best exact L_U(λ) over λ and the split per position (module docstring, "The split per position"),
     searched from ``lam`` and α_r = ``SPLIT`` (the first gap's at 1) until it stalls, then (``pair``) over the split
     per position and pair from its best shares and λ until ``deadline``: {"position": (numerator, denominator),
     "pair": (numerator, denominator)}, a step left out when not one of its evaluations fitted. U's requests: first
     completions ``c``, separations ``w``, peaks ``p`` = s + o, outputs ``o``; ``trace`` receives (step, value) for
-    each exact value."""
+    each exact value; ``extra``: the first completion's X_h ("The first completion beside the requests left out")."""
     m = len(c)
     D1, D2 = triple_excess(p, o, w, M)
     alpha = np.full(m, SPLIT[0] / SPLIT[1])
@@ -420,7 +457,7 @@ def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: 
     Bx = np.zeros((m, m, m, m), dtype=np.int32 if 3 * SPLIT_FINE * FLOOR_FINE * m * M < 2 ** 31 else np.int64)
     Bt = np.full((m, m, m, m), np.inf, dtype=np.float32)
     # reads Bx and Bt as _split_tables rewrites them; weights in units of 1/FLOOR_FINE
-    q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE)
+    q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE, extra=extra)
     found = {}
     best, alpha, mu, lam = _share_ascent(q, c, D1, D2, alpha, mu, lam, deadline, trace, "position")
     if best is not None:
@@ -438,10 +475,11 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
                   step: str) -> tuple[tuple[int, int] | None, np.ndarray, np.ndarray | None, np.ndarray]:
     """The search of :func:`split_search` over the shares ``alpha``: α_r (shape (m,), per position) or α_r(h, j)
     (shape (m, m, m), per position and pair), and with ``mu`` (not None) over own floors' μ too (one Polyak step for
-    both), from ``alpha``, ``mu`` and ``lam``: (the best exact (numerator, denominator) or None, its shares, its μ,
-    its λ)."""
+    both), from ``alpha``, ``mu`` and ``lam``: (the best exact (numerator, denominator) or None, with the first
+    completion's X; the shares, μ and λ of the best value without X, which the search follows)."""
     m = q.m
-    best, best_value, best_alpha, best_mu, best_lam = None, -np.inf, alpha.copy(), mu, lam.copy()
+    best_value, best_alpha, best_mu, best_lam = -np.inf, alpha.copy(), mu, lam.copy()
+    found = None                                 # the best exact value with X (the search follows the one without)
     theta, lam_theta, stall = 1.0, 1.0, 0
     at = (lambda r, h, j: r) if alpha.ndim == 1 else (lambda r, h, j: (r, h, j))      # α's index of gap r
     while time.perf_counter() < deadline:
@@ -455,8 +493,11 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
         num, den = q.exact(lam)
         if trace is not None:
             trace.append((step, num / den))
+        if found is None or num * found[1] > found[0] * den:
+            found = (num, den)
+        num = q.plain
         if num / den > best_value + 1e-9:
-            best, best_value, best_alpha, best_lam, stall = (num, den), num / den, alpha.copy(), lam.copy(), 0
+            best_value, best_alpha, best_lam, stall = num / den, alpha.copy(), lam.copy(), 0
             best_mu = None if mu is None else mu.copy()
         else:
             stall += 1
@@ -506,7 +547,41 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
         alpha[m - 1] = 1.0
         if mu is not None:
             mu = np.clip(mu + factor * g_mu, 0.0, 1.0)
-    return best, best_alpha, best_mu, best_lam
+    return found, best_alpha, best_mu, best_lam
+
+
+def first_beside_rest(inst, keep: np.ndarray, gone: np.ndarray, rest: int, c: np.ndarray, t0: int,
+                      seconds: float, firsts: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """(X_h for each h of U = ``keep``, in U's order, and how many were found) of the module docstring's "The first
+    completion beside the requests left out": max(0, W(h) − ``rest`` − m·c_h), W(h) a certified lower bound on
+    m·(C_h − t0) + Σ_{j∈R} (C_j − a_j) over the schedules of R ∪ {h} (R = ``gone``, ``rest`` the bound on OPT(R)
+    that the chain adds), by CP-SAT (:func:`~.latency_cp.weighted_latency_bound`), each with an equal share of what is
+    left of ``seconds``; X_h = 0 for those not reached. The first completers of least c first, or with ``firsts`` (the
+    programme's least value with each request first, at the current multipliers) of least value first, until the
+    next one's is at least the least value + X_h found so far: at these multipliers no request left can lower it."""
+    from ..sim.multi import sub_instance
+    from .latency_cp import weighted_latency_bound
+
+    m = len(keep)
+    X = np.zeros(m, dtype=np.int64)
+    end = time.perf_counter() + seconds
+    solved = 0
+    order = np.argsort(c[keep] if firsts is None else firsts, kind="stable")
+    least = np.inf
+    for done, i in enumerate(order):
+        left = end - time.perf_counter()
+        if left < JOINT_MIN_SECONDS or (firsts is not None and firsts[i] >= least):
+            break
+        h = int(keep[i])
+        ids = np.sort(np.append(gone, h))
+        weights = np.where(ids == h, m, 1)
+        W = weighted_latency_bound(sub_instance(inst, ids), weights, left / (m - done))
+        W += m * (int(inst.arrival[h]) - t0)                  # m·(C_h − a_h) → m·(C_h − t0)
+        X[i] = max(0, W - rest - m * int(c[h]))
+        solved += 1
+        if firsts is not None:
+            least = min(least, firsts[i] + X[i])
+    return X, solved
 
 
 def drop_orders(s: np.ndarray, o: np.ndarray) -> dict:
@@ -561,6 +636,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
 
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U
     values: dict = {}
+    extras: dict = {}                     # X of the first completion beside the left-out requests, per candidate
+    notes: dict = {}                      # what the steps after the third added, per candidate (for the message)
 
     def evaluate(cand, steps: int, start=None, until: float = deadline) -> None:
         nonlocal best
@@ -570,9 +647,9 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if m <= 1:
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
-            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT)
+            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT, extra=extras.get(cand))
             lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
-            if theta == 0:
+            if theta == 0 and steps > 0:
                 return                                          # stalled before: nothing more to gain
             lam = lam.copy()
             lam[keep], theta = _ascent(q, lam[keep], theta, steps, until)
@@ -583,7 +660,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if trace is not None:
             trace.append((key, r, steps, total))
         if total > best[0]:
-            best = (total, f"U = all but the {r} {key} requests ({m} in the chain)")
+            best = (total, f"U = all but the {r} {key} requests ({m} in the chain){notes.get(cand, '')}")
 
     # 1. scan r downwards (U grows), both orders side by side, λ carried from one r to the next per order
     step = max(1, n // SCAN_POINTS)
@@ -615,7 +692,6 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         evaluate(cand, POLISH_STEPS, until=split_at)
     # the requests the best U leaves out by the exact search, with REST_SHARE of the time left: every value with
     # that U rises by what the search adds to their bound alone
-    rest_note = ""
     if values:
         from .subset_bound import rest_bound as searched_rest
         key, r = cand = max(values, key=values.get)
@@ -625,18 +701,35 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if searched > alone:
             left_out[gone.tobytes()] = searched
             values[cand] += searched - alone
-            rest_note = f", the {r} left out {how}"
+            notes[cand] = f", the {r} left out {how}"
             if trace is not None:
                 trace.append((key, r, "the rest " + how, values[cand]))
             if values[cand] > best[0]:
-                best = (values[cand], f"U = all but the {r} {key} requests ({n - r} in the chain){rest_note}")
+                best = (values[cand], f"U = all but the {r} {key} requests ({n - r} in the chain){notes[cand]}")
+    # the first completion beside the requests left out (module docstring), with JOINT_SHARE of the time left: the best
+    # U's value again at its λ with the new first terms
+    if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _tail_minima, _exact_tail):
+        key, r = cand = max(values, key=values.get)
+        keep, gone = np.sort(orders[key][r:]), orders[key][:r]
+        if r >= 1 and len(keep) >= 2 and cand in lams:
+            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT)
+            q.value(lams[cand][0][keep])
+            X, solved = first_beside_rest(inst, keep, gone, rest_bound(gone), c, t0,
+                                          JOINT_SHARE * (deadline - time.perf_counter()), firsts=q.firsts)
+            if X.any():
+                extras[cand] = X
+                notes[cand] = notes.get(cand, "") + (f", the first completion beside them by CP-SAT ({solved} of "
+                                                     f"{len(keep)})")
+                evaluate(cand, 0)
+                if trace is not None:
+                    trace.append((key, r, "the first completion", values[cand]))
     # 4. the split per position on the best U, from its λ, then (5.) per position and pair, with the time left
     if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _split_tables):
         key, r = cand = max(values, key=values.get)
         keep = np.sort(orders[key][r:])
         if len(keep) >= 3 and cand in lams:
             found = split_search(c[keep], w[np.ix_(keep, keep)], (s + o)[keep], o[keep], M, lams[cand][0][keep],
-                                 deadline)
+                                 deadline, extra=extras.get(cand))
             named = {"position": "split per position", "pair": "split per position and pair"}
             for step, (num, den) in found.items():
                 total = -(-num // den) - int((a[keep] - t0).sum()) + rest_bound(orders[key][:r])
@@ -644,7 +737,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
                     trace.append((key, r, named[step], total))
                 if total > best[0]:
                     best = (total, f"U = all but the {r} {key} requests ({len(keep)} in the chain), {named[step]}"
-                                   f"{rest_note}")
+                                   f"{notes.get(cand, '')}")
     return best
 
 

@@ -28,6 +28,21 @@ from .base import FORMULATIONS
 from .latency_ip import LatencyIP, canonical_starts, identical_groups, schedule_from_starts, starts_from_schedule
 
 
+def memory_ramps(m, S, s, o, memory: int) -> list:
+    """Request i's ramp s_i + (t − S_i), t = S_i+1..S_i+o_i, as o_i fixed-size intervals tied to S_i (module
+    docstring), under one cumulative of capacity ``memory``: IP constraint (3) at every t. Returns the intervals."""
+    intervals, demands = [], []
+    for i in range(len(S)):
+        intervals.append(m.NewFixedSizeIntervalVar(S[i] + 1, int(o[i]), f"base{i}"))
+        demands.append(int(s[i]) + 1)
+        for ell in range(1, int(o[i])):
+            intervals.append(m.NewFixedSizeIntervalVar(S[i] + 1 + ell, int(o[i]) - ell, f"ramp{i}_{ell}"))
+            demands.append(1)
+    # (3) memory at every time t
+    m.AddCumulative(intervals, demands, memory)
+    return intervals
+
+
 @FORMULATIONS.register("latency-cp")
 class LatencyCP(LatencyIP):
     name = "latency-cp"
@@ -45,15 +60,7 @@ class LatencyCP(LatencyIP):
         inst = self.inst
         s, o = inst.prompt, inst.output
         m, S = self.start_model()
-        intervals, demands = [], []
-        for i in range(inst.n):
-            intervals.append(m.NewFixedSizeIntervalVar(S[i] + 1, int(o[i]), f"base{i}"))
-            demands.append(int(s[i]) + 1)
-            for ell in range(1, int(o[i])):
-                intervals.append(m.NewFixedSizeIntervalVar(S[i] + 1 + ell, int(o[i]) - ell, f"ramp{i}_{ell}"))
-                demands.append(1)
-        # (3) memory at every time t
-        m.AddCumulative(intervals, demands, int(inst.memory))
+        intervals = memory_ramps(m, S, s, o, int(inst.memory))
         self.finish_model(m, S)
         self.n_vars, self.n_rows = inst.n, len(intervals)
         return self
@@ -102,3 +109,39 @@ class LatencyCP(LatencyIP):
 
     def warm_start(self, schedule):
         return schedule  # the hint is set in solve()
+
+
+def weighted_latency_bound(inst, weights: np.ndarray, seconds: float) -> int:
+    """A certified lower bound on min over the schedules of ``inst`` of Σ_i weights_i·(C_i − a_i) (positive integer
+    weights), by CP-SAT on this module's cumulative model (one worker, at most ``seconds``): its proven bound, rounded
+    up (the objective is an integer), at least Σ_i weights_i·o_i. Used by ``chain-bound`` for its first completion
+    (chain.py, "The first completion beside the requests left out").
+
+    Horizon: S_i <= max_j a_j + Σ_j o_j. An optimal schedule has some request active in every round from max_j a_j to
+    its last completion: otherwise moving every later start one round earlier keeps (3) (the memory profile only
+    shifts, every request has arrived) and lowers the objective, the weights being positive. So its last completion
+    is at most max_j a_j + Σ_j o_j. Requests with equal (a, s, o) and weight start in index order (swapping two such
+    requests' starts keeps the objective)."""
+    a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+    weights = np.asarray(weights, dtype=np.int64)
+    floor = int((weights * o).sum())
+    m = cp_model.CpModel()
+    last = int(a.max() + o.sum())
+    S = [m.NewIntVar(int(a[i]), last, f"S{i}") for i in range(inst.n)]
+    memory_ramps(m, S, s, o, int(inst.memory))
+    groups: dict = {}
+    for i in range(inst.n):
+        groups.setdefault((int(a[i]), int(s[i]), int(o[i]), int(weights[i])), []).append(i)
+    for members in groups.values():
+        for i, j in zip(members, members[1:]):
+            m.Add(S[i] <= S[j])
+    # (1) with weights: Σ w_i (S_i + o_i − a_i)
+    m.Minimize(sum(int(weights[i]) * S[i] for i in range(inst.n)))
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(float(seconds), 0.001)
+    solver.parameters.num_workers = 1
+    status = solver.Solve(m)
+    if status == cp_model.INFEASIBLE or status == cp_model.MODEL_INVALID:
+        return floor
+    proven = int(np.ceil(solver.BestObjectiveBound() - 1e-6)) + int((weights * (o - a)).sum())
+    return max(proven, floor)
