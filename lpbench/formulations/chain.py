@@ -639,7 +639,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     extras: dict = {}                     # X of the first completion beside the left-out requests, per candidate
     notes: dict = {}                      # what the steps after the third added, per candidate (for the message)
 
-    def evaluate(cand, steps: int, start=None, until: float = deadline) -> None:
+    def evaluate(cand, steps: int, start=None, until: float = deadline, q: _QPath | None = None) -> None:
         nonlocal best
         key, r = cand
         keep = np.sort(orders[key][r:])
@@ -647,7 +647,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if m <= 1:
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
-            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT, extra=extras.get(cand))
+            if q is None:                                       # else the caller's programme of this U
+                q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT, extra=extras.get(cand))
             lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
             if theta == 0 and steps > 0:
                 return                                          # stalled before: nothing more to gain
@@ -717,10 +718,10 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
             X, solved = first_beside_rest(inst, keep, gone, rest_bound(gone), c, t0,
                                           JOINT_SHARE * (deadline - time.perf_counter()), firsts=q.firsts)
             if X.any():
-                extras[cand] = X
+                extras[cand] = q.extra = X
                 notes[cand] = notes.get(cand, "") + (f", the first completion beside them by CP-SAT ({solved} of "
                                                      f"{len(keep)})")
-                evaluate(cand, 0)
+                evaluate(cand, 0, q=q)
                 if trace is not None:
                     trace.append((key, r, "the first completion", values[cand]))
     # 4. the split per position on the best U, from its λ, then (5.) per position and pair, with the time left

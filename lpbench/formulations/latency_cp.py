@@ -129,12 +129,13 @@ def weighted_latency_bound(inst, weights: np.ndarray, seconds: float) -> int:
     last = int(a.max() + o.sum())
     S = [m.NewIntVar(int(a[i]), last, f"S{i}") for i in range(inst.n)]
     memory_ramps(m, S, s, o, int(inst.memory))
-    groups: dict = {}
-    for i in range(inst.n):
-        groups.setdefault((int(a[i]), int(s[i]), int(o[i]), int(weights[i])), []).append(i)
-    for members in groups.values():
-        for i, j in zip(members, members[1:]):
-            m.Add(S[i] <= S[j])
+    for members in identical_groups(inst):             # symmetry breaking among identical requests of equal weight
+        by_weight: dict = {}
+        for i in members:
+            by_weight.setdefault(int(weights[i]), []).append(i)
+        for same in by_weight.values():
+            for i, j in zip(same, same[1:]):
+                m.Add(S[i] <= S[j])
     # (1) with weights: Σ w_i (S_i + o_i − a_i)
     m.Minimize(sum(int(weights[i]) * S[i] for i in range(inst.n)))
     solver = cp_model.CpSolver()
