@@ -3,7 +3,7 @@ the search reaches in a given time.
 
     python benchmarks/bench_chain.py --draws jaillet-model2:60,jaillet-model2:88,jaillet-model2:28 --seconds 10
 
-Per draw (``jaillet.instance(model, 0, k)``): n, the seconds to build the tables (``triple_bonus``, and
+Per draw (``jaillet.instance(model, 0, k)``, its first ``--first`` requests if given): n, the seconds to build the tables (``triple_bonus``, and
 ``search_table`` where the code has it: "—" before c914c71), the evaluations of sets U the search made in ``--seconds`` (``chain_bound``'s trace; a set polished again counts again),
 the bound and the set that gave it, the best value before the split per position (the search's fourth step,
 since 9f42256; "—" where it did not run) and after it (before the split per position and pair, the fifth step),
@@ -28,14 +28,20 @@ ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--draws", default="jaillet-model2:60,jaillet-model2:88,jaillet-model2:28",
                 help="comma list of model:k")
 ap.add_argument("--seconds", type=float, default=10.0)
+ap.add_argument("--first", type=int, default=None, help="only the first N requests of each draw (a ladder prefix)")
+ap.add_argument("--no-first-completion", action="store_true",
+                help="chain-bound's first completion at its c alone, not beside the requests it leaves out (the "
+                     "state before 2026-12-03)")
 args = ap.parse_args()
+if args.no_first_completion:
+    chain.JOINT_SHARE = 0.0
 
 print("| draw | n | triple_bonus s | search_table s | evaluations | bound | set | before the split | per position | "
       "m | split tables ms | peak RSS MB |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for item in args.draws.split(","):
     model, k = item.split(":")
-    inst = parse_instance(jaillet.instance(model, 0, int(k)))
+    inst = parse_instance(jaillet.instance(model, 0, int(k), first=args.first))
     s, o = inst.prompt.astype(np.int64), inst.output.astype(np.int64)
     t = time.perf_counter()
     B3 = triple_bonus(s + o, o, separation(inst), int(inst.memory), inst.n, dtype=np.int32)
