@@ -26,6 +26,10 @@ from .errors import PolicyDiverged
 from .solve import SolveBugError
 
 EXIT_OK, EXIT_VERDICT, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: the optional dependencies (pyproject's extras) by top-level module: a command that needs one on an install without
+#: it exits 2 naming the extra, not 3 (internal error)
+OPTIONAL_EXTRAS = {"pyarrow": "bench", "matplotlib": "bench", "tqdm": "bench", "tabulate": "bench",
+                   "dask": "bench", "distributed": "bench", "torch": "profile", "gurobipy": "gurobi"}
 EXIT_CODES_HELP = """exit codes:
   0    a result (verified schedule, solution found, model exported)
   1    a verdict: infeasible, schedule fails verification, nothing found, policy does not finish
@@ -644,6 +648,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as e:  # SolveBugError, PolicyError and anything unforeseen: a bug
+        extra = OPTIONAL_EXTRAS.get((getattr(e, "name", None) or "").split(".")[0])
+        if isinstance(e, ModuleNotFoundError) and extra:        # a plain install without the extra: not a bug
+            print(f"lpbench: {args.command}: needs {e.name}, an optional dependency (pip install "
+                  f"'lpbench[{extra}]')", file=sys.stderr)
+            return EXIT_INPUT
         if debug:
             import traceback
 

@@ -114,6 +114,36 @@ def test_internal_error_exit_3_one_line_and_debug_traceback(capsys, monkeypatch)
     assert code == 3 and "Traceback" in err
 
 
+def test_a_missing_optional_dependency_exits_2_naming_the_extra(tmp_path):
+    """A plain install (no [bench] extra) running `table` or `bench` used to end in "internal error
+    (ModuleNotFoundError)", exit 3 (README audit, 2026-12-03): now exit 2, naming the module and the extra."""
+    block = "import sys; sys.modules['pyarrow'] = None; from lpbench.cli import main; sys.exit(main(sys.argv[1:]))"
+    for argv in (["table", str(tmp_path)], ["bench", str(ROOT / "benchmarks/suites/tiny.toml"), "--out",
+                                            str(tmp_path / "run")]):
+        p = subprocess.run([sys.executable, "-c", block, *argv], capture_output=True, text=True, cwd=tmp_path)
+        assert p.returncode == 2, p.stderr
+        assert one_line(p.stderr) == (f"lpbench: {argv[0]}: needs pyarrow, an optional dependency "
+                                      "(pip install 'lpbench[bench]')")
+
+
+def test_a_missing_module_that_is_no_extra_is_still_a_bug(capsys, monkeypatch):
+    import lpbench.cli as cli
+
+    def boom(args):
+        import lpbench_no_such_module  # noqa: F401
+
+    parser = cli.build_parser
+
+    def patched():
+        p = parser()
+        p._subparsers._group_actions[0].choices["list"].set_defaults(func=boom)
+        return p
+
+    monkeypatch.setattr(cli, "build_parser", patched)
+    code, _, err = run(capsys, "list", "models")
+    assert code == 3 and "ModuleNotFoundError" in err
+
+
 def test_help_documents_exit_codes_and_every_option():
     from lpbench.cli import build_parser
 

@@ -1794,8 +1794,8 @@ class LatencyAStar(ClosedForm):
     engine = "astar"               # no external solver: the search above
     integral_objective = True
     summary = ("exact A* search over rounds, bounded by the completion-time lemmas and exact optima of subsets, "
-               "in two threads (up to 40 requests; with CP-SAT beside it, proves the 17-request prefixes of the "
-               "paper's 20 first Model-1 draws and the 18-request ones of Model 2 within 53 s, and alone 18 of the 24 "
+               "in two threads (up to 40 requests; in a 60 s solve it proves the 17-request prefixes of the paper's "
+               "20 first Model-1 draws (CP-SAT beside it) and the 19-request ones of Model 2; alone, 18 of the 24 "
                "Model-2 draws of 20-28 requests and 3 of the 22 of 29-33 within 300 s; stopped early: a certified "
                "lower bound)")
     search_incumbent = staticmethod(LatencyIP.search_incumbent)
