@@ -653,6 +653,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lpbench: {args.command}: needs {e.name}, an optional dependency (pip install "
                   f"'lpbench[{extra}]')", file=sys.stderr)
             return EXIT_INPUT
+        if isinstance(e, OSError) and getattr(e, "filename", None) is not None:    # a path the system refused
+            path = str(e.filename)
+            shown = path if len(path) <= 120 else f"{path[:60]}...{path[-40:]} ({len(path)} characters)"
+            print(f"lpbench: {shown}: cannot use this path: {e.strerror or e}", file=sys.stderr)
+            return EXIT_INPUT
         if debug:
             import traceback
 

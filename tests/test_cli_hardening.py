@@ -126,6 +126,20 @@ def test_a_missing_optional_dependency_exits_2_naming_the_extra(tmp_path):
                                       "(pip install 'lpbench[bench]')")
 
 
+@pytest.mark.parametrize("argv", [
+    ["generate", "jaillet-model1", "--count", "1", "--out", "{long}"],
+    ["table", "{long}"],
+    ["calibrate", "{long}.csv", "--form", "linear", "--out", "{tmp}/m.toml"],
+])
+def test_a_path_the_system_refuses_exits_2_naming_it(capsys, tmp_path, argv):
+    """A file name over the system's limit (ENAMETOOLONG) ended in "internal error (OSError)", exit 3, in 18
+    commands (CLI audit, 2026-12-03): now exit 2, one line naming the path."""
+    long = str(tmp_path / ("b" * 300))
+    code, _, err = run(capsys, *[a.format(long=long, tmp=tmp_path) for a in argv])
+    line = one_line(err)
+    assert code == 2 and "cannot use this path" in line and "File name too long" in line and "bbbb" in line, err
+
+
 def test_a_missing_module_that_is_no_extra_is_still_a_bug(capsys, monkeypatch):
     import lpbench.cli as cli
 
