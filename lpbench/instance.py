@@ -468,8 +468,21 @@ def _parse_types(col: _Collector, spec, model: str, cost_model, memory) -> Promp
                        np.array([float(t["rate"]) for t in spec]))
 
 
-def _reject_constant(token: str):
-    raise ValueError(f"{token} is not a JSON number")
+class _NonFinite(str):
+    """A NaN, Infinity or -Infinity token, kept while parsing so that the error can name where it stands."""
+
+
+def _non_finite_at(x: Any, where: str = "") -> tuple[str, str] | None:
+    """(path, token) of the first :class:`_NonFinite` in parsed JSON (``requests[0].output``, "NaN"), or None."""
+    if isinstance(x, _NonFinite):
+        return where or "the document", str(x)
+    items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
+    for key, value in items:
+        found = _non_finite_at(value, f"{where}[{key}]" if isinstance(key, int) else
+                               f"{where}.{key}" if where else str(key))
+        if found:
+            return found
+    return None
 
 
 def _unique_keys(pairs: list) -> dict:
@@ -482,6 +495,7 @@ def _unique_keys(pairs: list) -> dict:
     return out
 
 
+_NON_FINITE = re.compile(r"NaN|Infinity")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -522,11 +536,17 @@ def read_json(path: str | Path, what: str = "file") -> Any:
     except ValueError as e:  # e.g. an embedded NUL byte in the path
         raise InputError(f"not a usable path: {e}", source=repr(str(path))) from None
     try:
-        data = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+        data = json.loads(text, parse_constant=_NonFinite, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=str(path)) from None
     except (ValueError, RecursionError) as e:
         raise InputError(f"invalid JSON: {e}", source=str(path)) from None
+    try:
+        found = _non_finite_at(data) if _NON_FINITE.search(text) else None
+    except RecursionError:
+        raise InputError("invalid JSON: NaN and Infinity are not JSON numbers", source=str(path)) from None
+    if found is not None:
+        raise InputError(f"{found[0]}: {found[1]} is not a JSON number; expected a finite number", source=str(path))
     if _SURROGATE_ESCAPE.search(text):  # a \\uD800-\\uDFFF escape: a pair is fine, a lone one is not text
         where = _lone_surrogate(data)
         if where is not None:

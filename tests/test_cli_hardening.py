@@ -336,6 +336,10 @@ def test_a_bad_solver_profile_is_bad_input(capsys, body, message, solvers_toml):
     formulation = "completion-cp" if '"cpsat"' in body else "latency-lp"
     code, _, err = run(capsys, "solve", SLOT12, "--formulation", formulation, "--solver", "x", "-q")
     assert code == 2 and message in err, (code, err)
+    # and where the solver never runs (the certify step proves tiny-slot's optimum first): options are checked when
+    # the profile is read (CLI audit, 2026-12-03: a bogus HiGHS or CP-SAT option passed, exit 0)
+    code, _, err = run(capsys, "solve", str(ROOT / "instances/tiny-slot.json"), "--solver", "x", "-q")
+    assert code == 2 and message in err, (code, err)
 
 
 def test_a_solver_that_ignores_its_stop_is_abandoned_a_tenth_of_its_time_late():

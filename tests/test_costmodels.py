@@ -76,6 +76,9 @@ def test_inline_spec_errors_name_the_field():
         costmodels.build({"form": "cubic"})
     with pytest.raises(InputError, match="unknown profile 'nope'"):
         costmodels.build("nope")
+    # a name longer than the system allows for a file name: the same message, not an OSError (CLI audit, 2026-12-03)
+    with pytest.raises(InputError, match="cost_model: unknown profile 'mmm.*expected one of"):
+        costmodels.build("m" * 300)
 
 
 def test_every_profile_loads_and_names_its_source():

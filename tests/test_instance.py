@@ -98,8 +98,16 @@ def test_file_errors(tmp_path, write_json):
         load_instance(tmp_path / "missing.json")
     with pytest.raises(InputError, match=r"invalid JSON at line 1 column 14: Expecting property name"):
         load_instance(write_json('{"memory": 4,,}'))
-    with pytest.raises(InputError, match="NaN is not a JSON number"):
+    with pytest.raises(InputError, match="memory: NaN is not a JSON number; expected a finite number"):
         load_instance(write_json('{"memory": NaN, "requests": []}'))
+    # the field is named, row or column form (CLI audit, 2026-12-03: "invalid JSON: NaN is not a JSON number" named none)
+    with pytest.raises(InputError, match=r"requests\[1\]\.output: Infinity is not a JSON number"):
+        load_instance(write_json('{"memory": 9, "requests": [{"arrival": 0, "prompt": 1, "output": 1}, '
+                                 '{"arrival": 0, "prompt": 1, "output": Infinity}]}'))
+    with pytest.raises(InputError, match=r"requests\.arrival\[0\]: -Infinity is not a JSON number"):
+        load_instance(write_json('{"memory": 9, "requests": {"arrival": [-Infinity], "prompt": [1], "output": [1]}}'))
+    assert load_instance(write_json('{"memory": 9, "name": "NaN Infinity", "requests": '
+                                    '[{"arrival": 0, "prompt": 1, "output": 1}]}')).n == 1
     with pytest.raises(InputError, match="invalid JSON"):
         load_instance(write_json('{"memory": 1' + "0" * 5000 + ', "requests": []}'))
     with pytest.raises(InputError, match="is a directory"):

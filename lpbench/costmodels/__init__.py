@@ -40,8 +40,11 @@ def profile_path(name: str) -> Path | None:
         return None
     for d in models_dirs():
         path = d / f"{name}.toml"
-        if path.is_file():
-            return path
+        try:
+            if path.is_file():
+                return path
+        except OSError:              # a name the system refuses (too long): no such profile
+            continue
     return None
 
 

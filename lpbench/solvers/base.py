@@ -62,7 +62,7 @@ class Backend:
     @staticmethod
     def check_options(where: str, options: dict) -> None:
         """Refuse (InputError, naming ``where``.options.KEY) backend options that cannot work, when the profile
-        is read. The default checks nothing: HiGHS, CP-SAT and Gurobi check their options when they run."""
+        is read. The default checks nothing (Gurobi checks its options when it runs: gurobipy may be absent)."""
 
 
 #: the profiles shipped with lpbench (the repository's solvers.toml, or the wheel's copy of it)

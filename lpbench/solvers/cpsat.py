@@ -62,6 +62,19 @@ class CpSatBackend(Backend):
     name = "cpsat"
     integer_only = True
 
+    @staticmethod
+    def check_options(where: str, options: dict) -> None:
+        """Each option set on fresh SatParameters when the profile is read (as :meth:`HighsBackend.check_options`)."""
+        if not options:
+            return                               # no import of ortools (pandas) for a profile without options
+        params = cp_model.CpSolver().parameters
+        for k, v in options.items():
+            try:
+                setattr(params, k, v)
+            except (AttributeError, TypeError, ValueError):
+                raise InputError(f"{where}.options.{k}: CP-SAT has no such parameter or it does not take {v!r} (see "
+                                 "sat_parameters.proto)") from None
+
     def solve(self, model, profile, warm_x=None) -> SolveResult:
         t_enter = time.perf_counter()
         cost, lower, upper, integer, rlo, rup = model.arrays()

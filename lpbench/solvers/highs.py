@@ -60,6 +60,15 @@ def stop_at_deadline(h: highspy.Highs, deadline: float) -> None:
 class HighsBackend(Backend):
     name = "highs"
 
+    @staticmethod
+    def check_options(where: str, options: dict) -> None:
+        """Each option set on a fresh HiGHS when the profile is read, so that a bad one is refused even by a
+        solve that never reaches the solver (the optimum proven before the model is built)."""
+        if options:
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            set_options(h, options, f"{where}.options")
+
     def solve(self, model, profile, warm_x=None) -> SolveResult:
         t0 = time.perf_counter()  # passing the model counts against the time limit
         h = to_highs(model)
