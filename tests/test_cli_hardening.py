@@ -94,20 +94,25 @@ def test_generators_state_all_missing_options_at_once(capsys, tmp_path):
     assert code == 2 and "--I, --B (" in one_line(err)
 
 
-def test_internal_error_exit_3_one_line_and_debug_traceback(capsys, monkeypatch):
+def list_runs(monkeypatch, func) -> None:
+    """Make `lpbench list` run ``func`` (a stand-in for a command with a bug)."""
     import lpbench.cli as cli
-
-    def boom(args):
-        raise ZeroDivisionError("simulated bug")
 
     parser = cli.build_parser
 
     def patched():
         p = parser()
-        p._subparsers._group_actions[0].choices["list"].set_defaults(func=boom)
+        p._subparsers._group_actions[0].choices["list"].set_defaults(func=func)
         return p
 
     monkeypatch.setattr(cli, "build_parser", patched)
+
+
+def test_internal_error_exit_3_one_line_and_debug_traceback(capsys, monkeypatch):
+    def boom(args):
+        raise ZeroDivisionError("simulated bug")
+
+    list_runs(monkeypatch, boom)
     code, _, err = run(capsys, "list", "models")
     assert code == 3 and "--debug" in one_line(err) and "ZeroDivisionError" in err
     code, _, err = run(capsys, "list", "models", "--debug")
@@ -141,19 +146,10 @@ def test_a_path_the_system_refuses_exits_2_naming_it(capsys, tmp_path, argv):
 
 
 def test_a_missing_module_that_is_no_extra_is_still_a_bug(capsys, monkeypatch):
-    import lpbench.cli as cli
-
     def boom(args):
         import lpbench_no_such_module  # noqa: F401
 
-    parser = cli.build_parser
-
-    def patched():
-        p = parser()
-        p._subparsers._group_actions[0].choices["list"].set_defaults(func=boom)
-        return p
-
-    monkeypatch.setattr(cli, "build_parser", patched)
+    list_runs(monkeypatch, boom)
     code, _, err = run(capsys, "list", "models")
     assert code == 3 and "ModuleNotFoundError" in err
 
