@@ -114,7 +114,10 @@ def test_a_local_models_folder_does_not_hide_the_shipped_profiles(capsys, tmp_pa
 @pytest.mark.parametrize("body, expect", [
     ('backend = "cpsat"\nseed = 100000000000000000000\n', "solver.x.seed: must be an integer in [0, 2147483647]"),
     ('backend = "cpsat"\nthreads = 100000\n', "solver.x.threads: must be an integer in [1, 1024], got 100000"),
-    ('backend = "highs"\ntime_limit = 0\n', "solver.x.time_limit: must be a positive number of seconds, got 0"),
+    ('backend = "highs"\ntime_limit = 0\n', "solver.x.time_limit: must be a positive number of seconds, at most "
+                                           "604800 (a week), got 0"),
+    ('backend = "highs"\ntime_limit = 1e30\n', "solver.x.time_limit: must be a positive number of seconds, at most "
+                                              "604800 (a week), got 1e+30"),
     ('backend = "highs"\nrel_gap = 1e300\n', "solver.x.rel_gap: must be a relative gap in [0, 1]"),
 ])
 def test_a_solver_profile_out_of_range_is_bad_input(capsys, tmp_path, body, expect, solvers_toml):

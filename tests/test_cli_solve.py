@@ -72,6 +72,9 @@ def test_solve_default_formulation_per_model(capsys):
     assert code == 2 and "is a cpsat model" in err
     code, _, err = run(capsys, "solve", TINY, "--time-limit", "-3", "-q")
     assert code == 2 and "--time-limit: must be a positive number" in err
+    # at most a week, as a bench suite's (CLI audit, 2026-12-03: 1e30 was accepted)
+    code, _, err = run(capsys, "solve", TINY, "--time-limit", "1e30", "-q")
+    assert code == 2 and "--time-limit: must be a positive number of seconds, at most 604800 (a week), got 1e+30" in err
     code, _, err = run(capsys, "solve", TINY, "--formulation", "nope", "-q")
     assert code == 2 and "unknown formulation 'nope'" in err
 

@@ -19,6 +19,8 @@ BACKENDS: Registry[type["Backend"]] = Registry("solver backend")
 #: random_seed, HiGHS's random_seed, Gurobi's Seed); more than 1024 threads is a typo, not a machine
 MAX_THREADS, MAX_SEED = 1024, 2**31 - 1
 INT_FIELDS_MAX = {"threads": MAX_THREADS, "seed": MAX_SEED}
+#: the longest time limit, a week, for a profile, `solve --time-limit` and a bench suite alike (1e30 s is a typo)
+MAX_SECONDS = 7 * 24 * 3600
 #: the message of an unbounded or infeasible-or-unbounded outcome, status "error", in every backend: no shipped
 #: formulation is unbounded, so one that is has a bug
 UNBOUNDED = "unbounded (or infeasible): a formulation bug"
@@ -99,8 +101,9 @@ def _read_file(path: Path) -> dict[str, SolverProfile]:
             v = spec.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
                 raise InputError(f"{where}.{key}: must be a non-negative number, got {v!r}")
-        if spec.get("time_limit") is not None and not spec["time_limit"] > 0:  # 0 s: the solve gets no time at all
-            raise InputError(f"{where}.time_limit: must be a positive number of seconds, got {spec['time_limit']!r}")
+        if spec.get("time_limit") is not None and not 0 < spec["time_limit"] <= MAX_SECONDS:  # 0 s: no time at all
+            raise InputError(f"{where}.time_limit: must be a positive number of seconds, at most {MAX_SECONDS} (a "
+                             f"week), got {spec['time_limit']!r}")
         if spec.get("rel_gap") is not None and spec["rel_gap"] > 1:
             raise InputError(f"{where}.rel_gap: must be a relative gap in [0, 1], got {spec['rel_gap']!r}")
         for key, least in (("threads", 1), ("seed", 0)):
@@ -141,7 +144,8 @@ def get_profile(name: str, time_limit: float | None = None) -> SolverProfile:
         raise InputError(f"--solver: unknown solver profile {name!r}; expected one of: {', '.join(profiles)}")
     prof = profiles[name]
     if time_limit is not None:
-        if not math.isfinite(time_limit) or time_limit <= 0:
-            raise InputError(f"--time-limit: must be a positive number of seconds, got {time_limit}")
+        if not math.isfinite(time_limit) or time_limit <= 0 or time_limit > MAX_SECONDS:
+            raise InputError(f"--time-limit: must be a positive number of seconds, at most {MAX_SECONDS} (a week), got "
+                             f"{time_limit}")
         prof.time_limit = time_limit
     return prof
