@@ -472,19 +472,6 @@ class _NonFinite(str):
     """A NaN, Infinity or -Infinity token, kept while parsing so that the error can name where it stands."""
 
 
-def _non_finite_at(x: Any, where: str = "") -> tuple[str, str] | None:
-    """(path, token) of the first :class:`_NonFinite` in parsed JSON (``requests[0].output``, "NaN"), or None."""
-    if isinstance(x, _NonFinite):
-        return where or "the document", str(x)
-    items = x.items() if isinstance(x, dict) else enumerate(x) if isinstance(x, list) else ()
-    for key, value in items:
-        found = _non_finite_at(value, f"{where}[{key}]" if isinstance(key, int) else
-                               f"{where}.{key}" if where else str(key))
-        if found:
-            return found
-    return None
-
-
 def _unique_keys(pairs: list) -> dict:
     """An object's members, refusing a repeated name (JSON parsers differ on which one wins)."""
     out: dict = {}
@@ -499,15 +486,11 @@ _NON_FINITE = re.compile(r"NaN|Infinity")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def _lone_surrogate(v, path: str = "") -> str | None:
-    """The path of a string (a value or a key) holding a lone UTF-16 surrogate (from an escape such as \\ud800),
-    which no output can encode; None if there is none."""
-    if isinstance(v, str):
-        try:
-            v.encode("utf-8")
-        except UnicodeEncodeError:
-            return path or "(top level)"
-        return None
+def _first_where(v, bad, path: str = "") -> tuple[str, Any] | None:
+    """(path, value) of the first value or key of parsed JSON for which ``bad`` holds (``requests[0].output``),
+    depth first; None if there is none."""
+    if bad(v):
+        return path or "(top level)", v
     items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
     for k, x in items:
         if isinstance(k, str):  # printable even where the key itself is the culprit
@@ -515,11 +498,21 @@ def _lone_surrogate(v, path: str = "") -> str | None:
             where = f"{path}.{name}" if path else name
         else:
             where = f"{path}[{k}]"
-        found = _lone_surrogate(k, where) if isinstance(k, str) else None
-        found = found or _lone_surrogate(x, where)
+        found = (_first_where(k, bad, where) if isinstance(k, str) else None) or _first_where(x, bad, where)
         if found:
             return found
     return None
+
+
+def _lone_surrogate(v) -> bool:
+    """A string holding a lone UTF-16 surrogate (from an escape such as \\ud800), which no output can encode."""
+    if not isinstance(v, str):
+        return False
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def read_json(path: str | Path, what: str = "file") -> Any:
@@ -542,15 +535,15 @@ def read_json(path: str | Path, what: str = "file") -> Any:
     except (ValueError, RecursionError) as e:
         raise InputError(f"invalid JSON: {e}", source=str(path)) from None
     try:
-        found = _non_finite_at(data) if _NON_FINITE.search(text) else None
+        found = _first_where(data, lambda v: isinstance(v, _NonFinite)) if _NON_FINITE.search(text) else None
     except RecursionError:
         raise InputError("invalid JSON: NaN and Infinity are not JSON numbers", source=str(path)) from None
     if found is not None:
         raise InputError(f"{found[0]}: {found[1]} is not a JSON number; expected a finite number", source=str(path))
     if _SURROGATE_ESCAPE.search(text):  # a \\uD800-\\uDFFF escape: a pair is fine, a lone one is not text
-        where = _lone_surrogate(data)
-        if where is not None:
-            raise InputError(f"{where}: must be valid Unicode text, got a lone surrogate escape (\\ud800-\\udfff "
+        found = _first_where(data, _lone_surrogate)
+        if found is not None:
+            raise InputError(f"{found[0]}: must be valid Unicode text, got a lone surrogate escape (\\ud800-\\udfff "
                              "not in a pair)", source=str(path))
     return data
 

@@ -43,7 +43,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..generators import MAX_REQUESTS
 from ..instance import Instance, load_instance, parse_instance, require_requests
-from ..solvers.base import MAX_SECONDS as SOLVE_MAX_SECONDS
+from ..solvers.base import MAX_SECONDS  # time_limit and grace: a week, as solve's --time-limit
 from ..tomlfile import read_toml
 from .runner import LATENCY_METRICS
 
@@ -55,7 +55,6 @@ GENERATE_KEYS = {"kind": str, "seed": int, "count": int, "I": list, "O": int, "B
 GENERATORS = ("jaillet-model1", "jaillet-model2", "infermax-csp51", "infermax-uniform")
 STRING_LISTS = ("instances", "formulations", "solvers", "policies", "solve")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
-MAX_SECONDS = SOLVE_MAX_SECONDS   # time_limit and grace: a week, as solve's --time-limit
 MAX_REPETITIONS = 1000
 MAX_COUNT = 1000              # draws of one [[suite.generate]] spec
 SEED_END = 2**63              # seeds are stored as Parquet int64

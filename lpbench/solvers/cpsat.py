@@ -57,6 +57,17 @@ def _as_int(arr, what):
     return r
 
 
+def set_parameters(params, options: dict, where: str) -> None:
+    """Set a profile's CP-SAT ``options`` on ``params`` (SatParameters); one that CP-SAT refuses (no such parameter, or
+    a value it does not take) is bad input (``InputError`` naming ``where``.KEY), as HiGHS's ``set_options``."""
+    for k, v in options.items():
+        try:
+            setattr(params, k, v)
+        except (AttributeError, TypeError, ValueError):
+            raise InputError(f"{where}.{k}: CP-SAT has no such parameter or it does not take {v!r} (see "
+                             "sat_parameters.proto)") from None
+
+
 @BACKENDS.register("cpsat")
 class CpSatBackend(Backend):
     name = "cpsat"
@@ -65,15 +76,8 @@ class CpSatBackend(Backend):
     @staticmethod
     def check_options(where: str, options: dict) -> None:
         """Each option set on fresh SatParameters when the profile is read (as :meth:`HighsBackend.check_options`)."""
-        if not options:
-            return                               # no import of ortools (pandas) for a profile without options
-        params = cp_model.CpSolver().parameters
-        for k, v in options.items():
-            try:
-                setattr(params, k, v)
-            except (AttributeError, TypeError, ValueError):
-                raise InputError(f"{where}.options.{k}: CP-SAT has no such parameter or it does not take {v!r} (see "
-                                 "sat_parameters.proto)") from None
+        if options:                              # no import of ortools (pandas) for a profile without options
+            set_parameters(cp_model.CpSolver().parameters, options, f"{where}.options")
 
     def solve(self, model, profile, warm_x=None) -> SolveResult:
         t_enter = time.perf_counter()
@@ -143,12 +147,7 @@ def solve_cp(m: cp_model.CpModel, profile, read_solution, to_objective=lambda v:
     p.num_workers = int(profile.threads)
     p.relative_gap_limit = float(profile.rel_gap)
     p.random_seed = int(profile.seed)
-    for k, v in profile.options.items():
-        try:
-            setattr(p, k, v)
-        except (AttributeError, TypeError, ValueError):
-            raise InputError(f"solver profile {profile.name!r}: options.{k}: CP-SAT has no such parameter or it "
-                             f"does not take {v!r} (see sat_parameters.proto)") from None
+    set_parameters(p, profile.options, f"solver profile {profile.name!r}: options")
     p.catch_sigint_signal = False  # lpbench.interrupt handles Ctrl-C and calls stop_search()
     t0 = time.perf_counter()
     # Ctrl-C calls stop_search(); so does the deadline itself, because CP-SAT does not check its own limit
