@@ -31,16 +31,19 @@ def _exact_search() -> None:
 
 
 def _chain_bound() -> None:
-    from .formulations.chain import (COLD_COMPILE_SECONDS, SPLIT_FINE, _exact_tail, _split_tables, _tail_minima,
-                                     chain_bound)
+    from .formulations.chain import (COLD_COMPILE_SECONDS, SPLIT_FINE, _block_of, _exact_tail, _first_three,
+                                     _split_tables, _tail_minima, chain_bound)
     from .formulations.compiled import cached
 
-    seconds = 0.5 if cached(_tail_minima, _exact_tail) else COLD_COMPILE_SECONDS + 0.5   # else it would skip them
+    kernels = (_tail_minima, _exact_tail, _first_three)
+    seconds = 0.5 if cached(*kernels) else COLD_COMPILE_SECONDS + 0.5   # else it would skip them
     chain_bound(_prefix(24), time.perf_counter() + seconds)
     m = 3                                                     # the split's tables, at their types
     D = np.zeros((7, m, m, m), dtype=np.int64)
     _split_tables(D, D, np.zeros((m, m, m), dtype=np.int64), SPLIT_FINE, np.arange(m + 1),
                   np.zeros((m,) * 4, dtype=np.int32), np.zeros((m,) * 4, dtype=np.float32))
+    one = np.zeros(m, dtype=np.int64)                         # the split search's reading of the block's gaps
+    _block_of(one, one, one, np.zeros((m, m), dtype=np.int64), 1, 1, 1, one[0], one[0], one[1], one[2])
 
 
 def _volume_chain_bound() -> None:

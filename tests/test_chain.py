@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.chain import (EXACT_BIG, FLOOR_FINE, LAMBDA_SCALE, SPLIT, SPLIT_FINE, _QPath, _ascent,
-                                        _split_tables, chain_bound, repeats, search_table, split_search)
-from lpbench.formulations.completion import triple_bonus, triple_excess
+from lpbench.formulations.chain import (EXACT_BIG, FLOOR_FINE, LAMBDA_SCALE, SPLIT, SPLIT_FINE, _first_three, _QPath,
+                                        _ascent, _split_tables, chain_bound, repeats, search_table, split_search)
+from lpbench.formulations.completion import pair_separation, triple_bonus, triple_excess
 from lpbench.formulations.latency_astar import CHAIN_SPLIT, _Bounds
 from lpbench.formulations.volume import VolumeBound
 from lpbench.generators import jaillet
@@ -175,16 +175,19 @@ def test_the_split_search_is_at_most_the_optimum_and_starts_from_the_fixed_split
     assert raised >= 50 and paired >= 5, (raised, paired)          # 77 and 14 when written
 
 
-def floors_programme(b, c, shares, mu):
+def floors_programme(b, c, shares, mu, first_three=False):
     """The q-path programme of split_search over all requests of ``b`` (first completions c) with the split
-    ``shares`` and own floors ``mu`` (ints, units of 1/FLOOR_FINE, index 1..m − 1)."""
+    ``shares`` and own floors ``mu`` (ints, units of 1/FLOOR_FINE, index 1..m − 1); with ``first_three``, the first
+    three completions' block on top (for m >= 4)."""
     m = len(c)
     D1, D2 = excess_of(b)
     Bx, Bt = np.zeros((m,) * 4, dtype=np.int64), np.full((m,) * 4, np.inf, dtype=np.float32)
+    requests = (np.array(b.p_arr, dtype=np.int64), np.array(b.o_arr, dtype=np.int64), b.M) if first_three else None
     q = _QPath(np.asarray(c, dtype=np.int64), np.array(b.w, dtype=np.int64), Bx, Bt, np.arange(m),
-               unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE)
+               unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE, requests=requests)
     q.own_floors(mu)
     _split_tables(D1, D2, shares, SPLIT_FINE, q.weight, Bx, Bt)
+    q.split_top(shares)
     return q
 
 
@@ -334,6 +337,7 @@ def test_chain_bound_meets_the_subset_table_on_12_request_prefixes(k, monkeypatc
     monkeypatch.setattr(chain, "split_search", lambda *args, **kwargs: {})
     monkeypatch.setattr(chain, "REST_SHARE", 0.0)          # the left-out requests by volume, as in the table
     monkeypatch.setattr(chain, "JOINT_SHARE", 0.0)         # and the first completion at its c alone
+    monkeypatch.setattr(chain, "FIRST_THREE", False)       # and the plain top of the chain
     bound, _ = chain_bound(inst, time.perf_counter() + 10)
     assert table <= bound <= table + 1
     assert ours >= table        # 1,076, 591, 339, 340, 365 against (L)'s 1,055, 561, 339, 334, 339 (when written)
@@ -343,10 +347,12 @@ def test_the_split_per_position_and_pair_lift_the_chain_on_a_26_request_draw(mon
     """jaillet-model2 draw 76: the split per position takes the chain from 2,235 (the fixed split, where its polish
     stalls within seconds) to 2,259, and the split per position and pair on to 2,268 (when written), above the 2,240
     of the subset search (tests/test_subset_bound.py), and below a verified schedule; both steps stall in about a
-    second, well inside the 20 s given."""
+    second, well inside the 20 s given. Without the first three completions' block, as when written: with it the split
+    per position reaches 2,289 and the pair step stalls at once (docs/seed004-certification.md)."""
     from lpbench.formulations import chain
     from lpbench.heuristics.slot_sgs import local_search
 
+    monkeypatch.setattr(chain, "FIRST_THREE", False)
     inst = parse_instance(jaillet.instance("jaillet-model2", 0, 76))
     latency = local_search(inst, iterations=50, seed=0)[1]
     trace: list = []
@@ -500,8 +506,9 @@ def test_the_requests_left_out_by_the_exact_search(monkeypatch):
     of jaillet-model1 draw 19 (all arrive together) U is the 5 longest, and the 12 left out need 86 by volume but
     more by the search, since they wait for each other's memory: the bound rises (310 → 327 when written; OPT 395,
     the ladder) and stays below a verified schedule. Adding the search's bound without taking off their bound by
-    volume would give 310 + 105 or so, above that schedule, so the check can fail. On the first 12 requests of
-    draws 0-9 the bound stays at most OPT (latency-astar)."""
+    volume would give 310 + 105 or so, above that schedule, so the check can fail. (With the first three completions'
+    block, larger sets U reach 328 without the search, above 327, so the check reads U's own value.) On the first 12
+    requests of draws 0-9 the bound stays at most OPT (latency-astar)."""
     from lpbench.formulations import chain
     from lpbench.formulations.latency_astar import astar_search
     from lpbench.heuristics.slot_sgs import local_search
@@ -511,13 +518,14 @@ def test_the_requests_left_out_by_the_exact_search(monkeypatch):
     monkeypatch.setattr(chain, "JOINT_SHARE", 0.0)         # the first completion at its c alone, as when written
     trace: list = []
     bound, which = chain_bound(inst, time.perf_counter() + 10, trace)
-    rest = [row for row in trace if isinstance(row[2], str) and row[2].startswith("the rest")]
-    assert rest and "left out by latency-astar" in which, which
+    rest = {row[:2]: row[3] for row in trace if isinstance(row[2], str) and row[2].startswith("the rest")}
+    assert ("shortest", 12) in rest and "left out by latency-astar" in which, which
     monkeypatch.setattr(chain, "REST_SHARE", 0.0)
     plain_trace: list = []
-    plain, _ = chain_bound(inst, time.perf_counter() + 10, plain_trace)
+    chain_bound(inst, time.perf_counter() + 10, plain_trace)
     assert not [row for row in plain_trace if isinstance(row[2], str) and row[2].startswith("the rest")]
-    assert plain < bound <= latency, (plain, bound, latency)
+    plain = max(row[3] for row in plain_trace if row[:2] == ("shortest", 12))      # U = the 5 longest, by volume
+    assert plain < rest["shortest", 12] <= bound <= latency, (plain, rest, bound, latency)
     monkeypatch.undo()
     for k in range(10):
         inst = jaillet_prefix(k, 12)
@@ -577,3 +585,71 @@ def test_the_first_completion_beside_the_requests_left_out(small_optima, monkeyp
         first = [row for row in trace if row[2] == "the first completion"]
         raised += bool(first) and "the first completion beside them" in which
     assert raised >= 5, raised
+
+
+def three_alone(a, s, o, M, order, A1, A2, A3):
+    """Brute force over start times: the least A1·(C_x − t0) + A2·(C_y − C_x) + A3·(C_l − C_y − w(y, l)) over the
+    schedules of three requests alone that complete in the order (x, y, l) (ties allowed), under the slot model's
+    memory rule (lpbench.semantics: a request started at k holds s + t − k at rounds t = k+1..k+o)."""
+    x, y, l = order
+    t0, horizon = a.min(), int(a.max() + o.sum() + 2)
+    w = pair_separation(s, o, M)
+    best = None
+    for k in itertools.product(*[range(int(a[i]), horizon) for i in order]):
+        C = [k[i] + o[order[i]] for i in range(3)]
+        if not C[0] <= C[1] <= C[2]:
+            continue
+        if all(sum(s[order[i]] + t - k[i] for i in range(3) if k[i] < t <= C[i]) <= M
+               for t in range(min(k) + 1, max(C) + 1)):
+            value = A1 * (C[0] - t0) + A2 * (C[1] - C[0]) + A3 * (C[2] - C[1] - w[y, l])
+            best = value if best is None else min(best, value)
+    return best
+
+
+def test_the_first_three_block_is_the_least_charge_of_three_requests_alone():
+    """_first_three (chain.py, "The first three completions in absolute time") is the exact least charge of the first
+    three completions over the schedules of the three requests alone, from t0 (brute force over start times, random
+    arrivals, weights A1 >= A2 >= A3 >= 0, every order of the three)."""
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        M = int(rng.integers(6, 12))
+        s = rng.integers(1, 3, 3)
+        o = np.array([rng.integers(1, M - si + 1) for si in s])
+        a = rng.integers(0, 4, 3)
+        A2 = int(rng.integers(2, 6))
+        A1, A3 = A2 + int(rng.integers(0, 4)), int(rng.integers(0, A2 + 1))
+        block = _first_three((a - a.min() + o).astype(np.int64), (s + o).astype(np.int64), o.astype(np.int64),
+                             pair_separation(s, o, M), M, A1, A2, np.full((3, 3), A3, dtype=np.int64))
+        for order in itertools.permutations(range(3)):
+            assert block[order] == three_alone(a, s, o, M, order, A1, A2, A3), (a, s, o, M, order)
+        assert block[0, 0, 1] == EXACT_BIG
+
+
+def test_the_first_three_block_is_at_most_the_optimum_and_lifts_the_plain_top(small_optima):
+    """The programme with the first three completions' block (chain.py): on the 100 small instances, for random
+    shares, own floors and λ, its exact value is at most OPT and at least the plain programme's at the same
+    multipliers, and above it on some. The block taking δ_{m−2} at its whole weight, while the triple below keeps
+    its share of it, exceeds OPT on some (so the test can fail)."""
+    rng = np.random.default_rng(29)
+    lifted, over = 0, 0
+    for kind, seed, inst, opt in small_optima:
+        a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+        n = inst.n
+        if n < 4:
+            continue
+        b = _Bounds(a.tolist(), s.tolist(), o.tolist(), int(inst.memory))
+        c, waits = a - int(a.min()) + o, int((a - a.min()).sum())
+        for _ in range(3):
+            shares = random_shares(rng, n, pair=True)
+            mu = rng.integers(0, FLOOR_FINE // 2 + 1, n + 1)
+            plain = floors_programme(b, c, shares, mu)
+            block = floors_programme(b, c, shares, mu, first_three=True)
+            for lam in (np.zeros(n), rng.normal(0, 5, n).round(2)):
+                (num, den), (num0, den0) = block.exact(lam), plain.exact(lam)
+                assert num0 * den <= num * den0 and num / den - waits <= opt + 1e-9, (kind, seed, num / den, opt)
+                lifted += num * den0 > num0 * den
+        lam, _ = _ascent(block, np.zeros(n), 1.0, 100, time.perf_counter() + 5)
+        block.first_three(block.weight[n - 2] * SPLIT_FINE * np.ones((n, n), dtype=np.int64), block.B3[n - 1])
+        num, den = block.exact(lam)
+        over += num / den - waits > opt + 1e-9
+    assert lifted >= 20 and over >= 3, (lifted, over)

@@ -65,11 +65,14 @@ at least that value there (tests/test_chain.py; it also compares the programme w
 makes it weak. A schedule restricted to a subset of the requests is a schedule of that subset (memory
 only decreases), so total latency >= [the chain bound of U, less Σ_{j∈U} (a_j − t0)] + [any lower bound
 on the optimum of the requests not in U]: here the larger of Σ o_j and ``volume-bound`` on them, and for the
-best U after the third step below also ``latency-astar``'s certified bound on them alone (``subset-bound``'s rest:
-:func:`~lpbench.formulations.subset_bound.rest_bound`, at most ``REST_SHARE`` of the time left, where its chain
-table fits). Where all requests arrive together (Model 1) the short requests left out wait for each other's memory,
-which volume does not see: on nine full jaillet-model1 draws the search (3 s on six, 20 s on three) added 4-36 to their bound by volume
-(0.1-0.5 % of the chain), on two Model-2 draws nothing (docs/seed004-certification.md, "The requests left out by
+``REST_CANDIDATES`` best sets U after the third step below, best first, also ``latency-astar``'s certified bound on
+them alone (``subset-bound``'s rest: :func:`~lpbench.formulations.subset_bound.rest_bound`, all of them within
+``REST_SHARE`` of the time left, where its chain table fits; until 2026-12-03 the best U's alone: with the block of
+the first three completions below, on the first 17 requests of jaillet-model1 draw 19 larger sets U overtook the
+five longest requests, whose 12 left-out requests the search raises most, and the bound fell from 327 to 324).
+Where all requests arrive together (Model 1) the short requests left out wait for each other's memory, which volume
+does not see: on nine full jaillet-model1 draws the search (3 s on six, 20 s on three) added 4-36 to their bound by
+volume (0.1-0.5 % of the chain), on two Model-2 draws nothing (docs/seed004-certification.md, "The requests left out by
 the exact search").
 
 **The first completion beside the requests left out** (2026-12-03). The two parts above ignore each other: U's first
@@ -93,6 +96,35 @@ of the split searches' steps): their paths are those without X, and the best val
 many short ones wait beside them it moves the bound most: on the first 17 requests of jaillet-model1 draw 19,
 327 → 356 (OPT 395); on full draws, where R's requests are short, by 0-0.3 % (docs/seed004-certification.md, "The
 first completion beside the requests left out").
+
+**The first three completions in absolute time** (2026-12-03, third session). The chain's gaps are relative: it
+charges the first completion its floor c and each later one only its separations from the ones before, so its second
+and third completions may come earlier than they could (C_j − t0 >= c_j), and the memory the first three need from t0
+is seen only through their pair and triple rows. Let x, y, l = e_m, e_{m−1}, e_{m−2} complete first, second and third.
+The chain charges them W_m·(C_x − t0) + W_{m−1}·δ_{m−1} + b·δ_{m−2}, where b is the top triple's share of δ_{m−2}
+(the other share, a, is in triple (y, l, e_{m−3}); W_r = r but for own floors), at least A1·c_x + A2·w(x, y) +
+A3·w(y, l) + B(m − 1, x, y, l) (A1, A2, A3 = W_m, W_{m−1}, b in the programme's units). A schedule restricted to
+{x, y, l} is a schedule of the three alone with the same completions, so that part is also at least
+
+    Block(x, y, l) + A3·w(y, l),  Block := min A1·u + A2·δ1 + A3·(δ2 − w(y, l))
+
+over u = C_x − t0, δ1 = C_y − C_x and δ2 = C_l − C_y of the three alone from t0: u >= c_x, u + δ1 >= c_y, u + δ1 + δ2
+>= c_l (arrivals), Lemma 2 for the three pairs and one of the three cases of Lemma 2' in its exact form, which by
+Lemma 1 are exactly the gaps the three alone allow (:func:`_first_three`; tests/test_chain.py checks it against a
+brute force over start times). Only the top triple's share of δ_{m−2} is taken, so each gap's shares still add up to
+its weight, and the triples below are untouched. The programme's top becomes
+
+    min over x, y, l of  max(Block(x, y, l), A1·(c_x + X_x/m) + A2·w(x, y) + B(m − 1, x, y, l)) + λ_x + λ_y
+                         + node(m − 1, y) + F_{m−2}(y, l)
+
+(F_{m−2} charges A3·w(y, l) with the rest of δ_{m−2}'s weight at w(y, l)): both terms of the max bound the same
+part of the chain, the second with the first completion's X ("The first completion beside the requests left out",
+which uses R's latency that the block does not). So at every λ it is at least the plain programme's value. The table
+has m³ entries (3 ms at m = 43, compiled), rebuilt with each split and μ; ``FIRST_THREE`` = False restores the plain
+top. For the split searches' supergradient, the top triple's excess is read at the block's least gaps
+(:func:`_block_of`). A probe of a block over the first three completions that takes δ_{m−2} whole and drops triple
+(y, l, e_{m−3}) instead was 1.4-1.6 % below the plain programme on two full Model-1 draws: the triple it drops is
+worth more than the block gains (scratch, docs/seed004-certification.md).
 
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
 ``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) for r on a grid of step
@@ -181,6 +213,7 @@ from .volume import VolumeBound, bound_alone
 UNIT = SPLIT[1]          # every cost of the programme in units of 1/UNIT (SPLIT: module docstring, "The split")
 LAMBDA_SCALE = 1 << 12   # λ resolution of the exact evaluation: multiples of 1/(UNIT·LAMBDA_SCALE)
 EXACT_BIG = 1 << 58      # "no such sequence" in the exact evaluation
+TOP_BIG = 1 << 40        # a repeated request in the first three completions' block (times LAMBDA_SCALE < EXACT_BIG)
 SCAN_POINTS = 8          # values of r per order in the first pass
 SCAN_STEPS = 50          # subgradient steps per r in the first passes
 SCAN_COLLAPSE = 0.5      # the first pass leaves an order after a value below this share of its best
@@ -197,11 +230,14 @@ SPLIT_SHARE = 0.4
 SPLIT_LAMBDA_STEPS = 20
 SPLIT_LAMBDA_THETA = 2.0 ** -4
 SPLIT_STEP = 0.3
+#: the first three completions as a block in absolute time (module docstring); False: the plain top of the programme
+FIRST_THREE = True
 #: own floors by position (module docstring): μ in units of 1/FLOOR_FINE
 FLOOR_FINE = 16
-#: at most this share of the time left after the third step goes to the exact search on the best U's left-out
-#: requests (module docstring, "Requests left out of U")
+#: at most this share of the time left after the third step goes to the exact search on the left-out requests of
+#: the REST_CANDIDATES best sets U, best first, while it lasts (module docstring, "Requests left out of U")
 REST_SHARE = 0.1
+REST_CANDIDATES = 8
 #: at most this share of the time left after that goes to the first completion beside the left-out requests (CP-SAT,
 #: no solve started with less than JOINT_MIN_SECONDS; module docstring, "The first completion beside the requests
 #: left out")
@@ -215,9 +251,10 @@ JOINT_MIN_SECONDS = 0.005
 TABLE_SECONDS_PER_ENTRY = 3.0e-8
 #: at most this share of the time left goes to the tables; the chains' evaluations get the rest
 TABLE_SHARE = 0.5
-#: seconds to compile both kernels cold (:func:`_tail_minima` 1.4 s, :func:`_exact_tail` 0.7 s after an install,
-#: 2026-11-28): with less time left and neither in numba's cache, no chain is started (``compiled.fits``)
-COLD_COMPILE_SECONDS = 2.5
+#: seconds to compile the programme's kernels cold (:func:`_tail_minima` 1.4 s, :func:`_exact_tail` 0.7 s after an
+#: install, 2026-11-28; :func:`_first_three` with :func:`_block_of` 1.8 s, 2026-12-03): with less time left and not
+#: all in numba's cache, no chain is started (``compiled.fits``)
+COLD_COMPILE_SECONDS = 4.0
 
 
 def repeats(m: int) -> np.ndarray:
@@ -265,18 +302,19 @@ def _tail_minima(Bt, wu, lamu, weight, node, F):
 
 
 @compiled
-def _exact_tail(B3, keep, w, lamq, weight, node, S):
-    """F_{m−1} of the module docstring's programme in exact integers (units of 1/(unit·S)): F_1(j, k) =
-    weight[1]·w(j, k) + λ_k + node[1, k], then for r = 2..m−1 F_r(j, k) = weight[r]·w(j, k) + λ_k + node[r, k] + min
+def _exact_tail(B3, keep, w, lamq, weight, node, S, last):
+    """F_last of the module docstring's programme in exact integers (units of 1/(unit·S)): F_1(j, k) =
+    weight[1]·w(j, k) + λ_k + node[1, k], then for r = 2..last F_r(j, k) = weight[r]·w(j, k) + λ_k + node[r, k] + min
     over l ∉ {j, k} of (S·B3[r, j, k, l] + F_{r−1}(k, l)), j ≠ k (weight[r] = r and node 0 but for own floors);
-    ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table positions."""
+    ``EXACT_BIG`` (capped) where no sequence exists. U's part of B3 is read at ``keep``, its table positions. ``last``
+    is m − 1, or m − 2 below the first three completions' block ("The first three completions in absolute time")."""
     m = len(keep)
     F = np.empty((m, m), dtype=np.int64)
     G = np.empty((m, m), dtype=np.int64)
     for j in range(m):
         for k in range(m):
             F[j, k] = EXACT_BIG if j == k else weight[1] * w[j, k] + lamq[k] + node[1, k]
-    for r in range(2, m):
+    for r in range(2, last + 1):
         for j in range(m):
             for k in range(m):
                 if j == k:
@@ -293,6 +331,52 @@ def _exact_tail(B3, keep, w, lamq, weight, node, S):
     return F
 
 
+@compiled
+def _block_of(c, p, o, w, M, A1, A2, a3, x, y, l):
+    """(the block of :func:`_first_three` for x, y, l with a3 = A3[y, l], and its gaps δ1, δ2 at the least value)."""
+    wyl = w[y, l]
+    u = c[x]
+    v0 = max(c[y], u + w[x, y])
+    z0 = max(c[l], u + w[x, l])
+    v = max(v0, u + o[y])                                        # case 3: y starts at or after C_x
+    z = max(z0, v + wyl)
+    best, d1, d2 = A2 * (v - u) + a3 * (z - v - wyl), v - u, z - v
+    z = max(z0, u + o[l], v0 + wyl)                              # case 2: l starts at or after C_x
+    value = A2 * (v0 - u) + a3 * (z - v0 - wyl)
+    if value < best:
+        best, d1, d2 = value, v0 - u, z - v0
+    R = p[x] + p[y] + p[l] - M + 2 * u                           # case 1: v + z >= R
+    for v in range(v0, max(v0, (R - wyl + 1) // 2) + 1):
+        z = max(z0, v + wyl, R - v)
+        value = A2 * (v - u) + a3 * (z - v - wyl)
+        if value < best:
+            best, d1, d2 = value, v - u, z - v
+    return A1 * u + best, d1, d2
+
+
+@compiled
+def _first_three(c, p, o, w, M, A1, A2, A3):
+    """Block[x, y, l] of the module docstring's "The first three completions in absolute time": the least
+    A1·u + A2·δ1 + A3[y, l]·(δ2 − w(y, l)) over the completions u = C_x − t0, u + δ1 = C_y − t0 and u + δ1 + δ2 =
+    C_l − t0 that x, y, l alone allow in that order (u >= c_x, u + δ1 >= c_y, u + δ1 + δ2 >= c_l, δ1 >= w(x, y),
+    δ2 >= w(y, l), δ1 + δ2 >= w(x, l) and one of Lemma 2''s three cases), for A1, A2 >= A3 >= 0; ``EXACT_BIG``
+    where two of x, y, l coincide. With v = u + δ1 and z = u + δ1 + δ2 the objective is A1·u + (A2 − A3)·v + A3·z
+    less constants, every coefficient >= 0 (as A2 >= A3), and all constraints but case 1's push a variable up from
+    another: u = c_x, and in cases 2 and 3 v and z at their least values; in case 1 (v + z − 2u >= R, R = p_x + p_y
+    + p_l − M) z is least for each v, and v runs from its least value to where the row holds at z = v + w(y, l)
+    (:func:`_block_of`)."""
+    m = c.shape[0]
+    B = np.empty((m, m, m), dtype=np.int64)
+    for x in range(m):
+        for y in range(m):
+            for l in range(m):
+                if x == y or x == l or y == l:
+                    B[x, y, l] = EXACT_BIG
+                else:
+                    B[x, y, l] = _block_of(c, p, o, w, M, A1, A2, A3[y, l], x, y, l)[0]
+    return B
+
+
 class _QPath:
     """The q-path programme of the module docstring for one set U (``keep``, ascending), in units of 1/``unit``
     (the table's: ``UNIT``, or 3 for the tables of ``latency-astar``): c and w of U, and the tables of all requests
@@ -300,9 +384,16 @@ class _QPath:
     position by position)."""
 
     def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray,
-                 unit: int = UNIT, weight_unit: int = 1, extra: np.ndarray | None = None):
+                 unit: int = UNIT, weight_unit: int = 1, extra: np.ndarray | None = None,
+                 requests: tuple | None = None):
         self.m = m = len(c)
         self.unit = unit
+        # U's (peaks, outputs, memory): with them (and m >= 4) the first three completions are a block in absolute
+        # time (module docstring), whose table ``top`` (units of 1/unit; without and with X) :meth:`first_three`
+        # builds for the current weights and tables; None: the plain top of the programme
+        self.requests = requests if requests is not None and m >= 4 else None
+        self.top = None
+        self.c, self.w = np.asarray(c, dtype=np.int64), np.asarray(w, dtype=np.int64)
         # X_h (ints, latency units) of the first completion beside the requests left out (module docstring): the
         # first completer h is charged weight·(c_h + X_h/m) by the exact evaluation; the search's float value leaves
         # X out, so the ascent's path is the chain's own and every exact value is at least the one without X
@@ -330,12 +421,20 @@ class _QPath:
         F[1] = self.weightf[1] * wu + lamu[None, :] + self.nodef[1][None, :]
         F[1][self.eye] = np.inf
         _tail_minima(self.Bt, wu, lamu, self.weightf, self.nodef, F)
-        V = (self.weight[m] * self.cu + lamu + self.node[m])[:, None] + F[m - 1]
-        h, j = np.unravel_index(np.argmin(V), V.shape)
-        value = float(V[h, j]) - float(lamu.sum())
-        self.firsts = (V.min(axis=1) - float(lamu.sum())) / self.unit    # the least value with each request first
-        sequence = [int(h), int(j)]
-        for r in range(m - 1, 1, -1):                          # follow the minimising tail
+        if self.top is None:
+            V = (self.weight[m] * self.cu + lamu + self.node[m])[:, None] + F[m - 1]
+            h, j = np.unravel_index(np.argmin(V), V.shape)
+            value = float(V[h, j]) - float(lamu.sum())
+            self.firsts = (V.min(axis=1) - float(lamu.sum())) / self.unit    # the least value with each request first
+            sequence, below = [int(h), int(j)], m - 1
+        else:                                                  # the first three completions' block, then F_{m−2}
+            V = (self.topf + (lamu + self.node[m])[:, None, None] + (lamu + self.node[m - 1])[None, :, None]
+                 + F[m - 2][None, :, :])
+            x, h, j = np.unravel_index(np.argmin(V), V.shape)
+            value = float(V[x, h, j]) - float(lamu.sum())
+            self.firsts = (V.min(axis=(1, 2)) - float(lamu.sum())) / self.unit
+            sequence, below = [int(x), int(h), int(j)], m - 2
+        for r in range(below, 1, -1):                          # follow the minimising tail
             l = int(np.argmin(self.Bt[r][:, h, j] + F[r - 1][j]))
             sequence.append(l)
             h, j = j, l
@@ -348,11 +447,43 @@ class _QPath:
         S = LAMBDA_SCALE
         lamq = np.round(self.unit * S * lam).astype(np.int64)
         w = S * self.wu.astype(np.int64)
-        F = _exact_tail(self.B3, self.keep, w, lamq, self.weight, S * self.node, S)
-        V = (self.weight[self.m] * S * self.cu + lamq + S * self.node[self.m])[:, None] + F
-        extra = (self.weight[self.m] * S * self.scale * self.extra) // self.m      # rounded down: still a bound
-        self.plain = int(V.min()) - int(lamq.sum())                                # the value without X
-        return int((V + extra[:, None]).min()) - int(lamq.sum()), self.unit * S
+        m = self.m
+        F = _exact_tail(self.B3, self.keep, w, lamq, self.weight, S * self.node, S, m - 1 if self.top is None else m - 2)
+        extra = (self.weight[m] * S * self.scale * self.extra) // m      # rounded down: still a bound
+        if self.top is None:
+            V = (self.weight[m] * S * self.cu + lamq + S * self.node[m])[:, None] + F
+            self.plain = int(V.min()) - int(lamq.sum())                                # the value without X
+            return int((V + extra[:, None]).min()) - int(lamq.sum()), self.unit * S
+        block, plain = self.top           # the first three completions' block, then F_{m−2} (module docstring)
+        rest = (lamq + S * self.node[m])[:, None, None] + (lamq + S * self.node[m - 1])[None, :, None] + F[None, :, :]
+        self.plain = int((S * np.maximum(block, plain) + rest).min()) - int(lamq.sum())
+        return int((np.maximum(S * block, S * plain + extra[:, None, None]) + rest).min()) - int(lamq.sum()), self.unit * S
+
+    def first_three(self, A3: np.ndarray, Btop: np.ndarray) -> None:
+        """The table of the first three completions' block (module docstring) for the current weights, if U's
+        requests were given: ``A3`` [y, l] the share of δ_{m−2}'s weight that the top triple carries and ``Btop``
+        [x, y, l] its bonus, both in units of 1/unit as the programme's tables have them (the top triple (x, y, l)
+        at position m − 1). Its entries are max(block, the plain top's charge A1·c_x + A2·w(x, y) + Btop): both are
+        bounds on the same part of the chain, and the plain one takes the first completion's X (:meth:`exact`)."""
+        if self.requests is None:
+            return
+        m, scale = self.m, self.scale
+        p, o, M = self.requests
+        A1, A2 = int(self.weight[m]) * scale, int(self.weight[m - 1]) * scale
+        self.a1, self.a2, self.a3 = A1, A2, np.ascontiguousarray(A3, dtype=np.int64)
+        block = _first_three(self.c, p, o, self.w, M, A1, A2, self.a3)
+        plain = A1 * self.c[:, None, None] + A2 * self.w[:, :, None] + Btop.astype(np.int64)
+        self.top = (np.minimum(block, TOP_BIG), plain)
+        self.topf = np.maximum(*self.top).astype(np.float64)
+        self.topf[self.topf >= TOP_BIG] = np.inf
+
+    def split_top(self, shares: np.ndarray) -> None:
+        """:meth:`first_three` on U's own tables of a split per position and pair (``shares``, units of
+        1/SPLIT_FINE), as :func:`_split_tables` has just built them: the top triple's share of δ_{m−2} is its b there
+        (the first gap's share is 1, so its a is SPLIT_FINE·W_{m−1})."""
+        m = self.m
+        self.first_three(np.minimum((SPLIT_FINE - shares[m - 2]) * self.weight[m - 2], SPLIT_FINE * self.weight[m - 1]),
+                         self.B3[m - 1])
 
     def set_weights(self, weight: np.ndarray, node: np.ndarray) -> None:
         """The programme's weights (units of 1/weight_unit) and node costs (units of 1/unit), both ints."""
@@ -457,7 +588,8 @@ def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: 
     Bx = np.zeros((m, m, m, m), dtype=np.int32 if 3 * SPLIT_FINE * FLOOR_FINE * m * M < 2 ** 31 else np.int64)
     Bt = np.full((m, m, m, m), np.inf, dtype=np.float32)
     # reads Bx and Bt as _split_tables rewrites them; weights in units of 1/FLOOR_FINE
-    q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE, extra=extra)
+    q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE, extra=extra,
+               requests=(p, o, M) if FIRST_THREE else None)
     found = {}
     best, alpha, mu, lam = _share_ascent(q, c, D1, D2, alpha, mu, lam, deadline, trace, "position")
     if best is not None:
@@ -489,6 +621,7 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
         if mu is not None:                       # else q keeps the weights r it was built with
             q.own_floors(np.rint(mu * q.weight_unit).astype(np.int64))
         _split_tables(D1, D2, shares, SPLIT_FINE, q.weight, q.B3, q.Bt)
+        q.split_top(shares)
         lam, lam_theta = _ascent(q, lam, max(lam_theta, SPLIT_LAMBDA_THETA), SPLIT_LAMBDA_STEPS, deadline)
         num, den = q.exact(lam)
         if trace is not None:
@@ -513,7 +646,17 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
         g = np.zeros(alpha.shape)                # a supergradient of L_U in α at this λ and μ
         dW = np.zeros(m)                         # and ∂L_U/∂W_r: the gap δ_r the sequence implies (for μ)
         dW[1:] = q.wu[e[m - 2::-1], e[m - 1:0:-1]] / (q.unit // q.weight_unit)        # w(e_{r+1}, e_r), r = 1..m−1
-        for r in range(2, m):                    # triple (e_{r+1}, e_r, e_{r−1}) at its least candidate x
+        top = m
+        if q.top is not None:                    # the first three completions' block at its least gaps
+            top = m - 1
+            (x, y, k), (p, o, M) = e[:3], q.requests
+            a3 = q.a3[y, k]
+            d1, d2 = (d - q.w[h, j] for d, (h, j) in zip(_block_of(q.c, p, o, q.w, M, q.a1, q.a2, a3, x, y, k)[1:],
+                                                           ((x, y), (y, k))))
+            g[at(m - 2, y, k)] -= W[m - 2] * d2
+            dW[m - 1] += d1
+            dW[m - 2] += (1 - shares[m - 2, y, k] / SPLIT_FINE) * d2
+        for r in range(2, top):                  # triple (e_{r+1}, e_r, e_{r−1}) at its least candidate x
             h, j, k = e[m - r - 1], e[m - r], e[m - r + 1]
             a = shares[r, h, j] * q.weight[r]
             b = SPLIT_FINE * q.weight[1] if r == 2 else (SPLIT_FINE - shares[r - 1, j, k]) * q.weight[r - 1]
@@ -614,7 +757,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
     orders = drop_orders(s, o)
     tabled = table_requests(orders, n, deadline - time.perf_counter())
-    if tabled is None or not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _tail_minima, _exact_tail):
+    kernels = (_tail_minima, _exact_tail, _first_three)
+    if tabled is None or not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
         return best                                # the tables or the kernels would not be ready in time: no chain
     T, r_floor = tabled
     N = len(T)
@@ -634,6 +778,15 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
             left_out[key] = bound_alone(inst, gone)
         return left_out[key]
 
+    def programme(keep: np.ndarray) -> _QPath:
+        """U's programme on the fixed split's tables, with the first three completions' block (module docstring)."""
+        m = len(keep)
+        q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT,
+                   requests=((s + o)[keep], o[keep], M) if FIRST_THREE else None)
+        if q.requests is not None:          # the top triple carries (UNIT − SPLIT[0])·(m − 2) of δ_{m−2} (triple_bonus, c = m − 1)
+            q.first_three(np.full((m, m), (UNIT - SPLIT[0]) * (m - 2)), B3[m - 1][np.ix_(at[keep], at[keep], at[keep])])
+        return q
+
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U
     values: dict = {}
     extras: dict = {}                     # X of the first completion beside the left-out requests, per candidate
@@ -648,7 +801,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
             if q is None:                                       # else the caller's programme of this U
-                q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT, extra=extras.get(cand))
+                q = programme(keep)
+                q.extra = extras.get(cand, q.extra)
             lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
             if theta == 0 and steps > 0:
                 return                                          # stalled before: nothing more to gain
@@ -693,12 +847,15 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         evaluate(cand, POLISH_STEPS, until=split_at)
     # the requests the best U leaves out by the exact search, with REST_SHARE of the time left: every value with
     # that U rises by what the search adds to their bound alone
-    if values:
-        from .subset_bound import rest_bound as searched_rest
-        key, r = cand = max(values, key=values.get)
+    from .subset_bound import rest_bound as searched_rest
+    rest_until = time.perf_counter() + REST_SHARE * (deadline - time.perf_counter())
+    for cand in sorted(values, key=values.get, reverse=True)[:REST_CANDIDATES]:
+        if time.perf_counter() >= rest_until:
+            break
+        key, r = cand
         gone = orders[key][:r]
         alone = rest_bound(gone)
-        searched, how = searched_rest(inst, gone, alone, REST_SHARE * (deadline - time.perf_counter()))
+        searched, how = searched_rest(inst, gone, alone, rest_until - time.perf_counter())
         if searched > alone:
             left_out[gone.tobytes()] = searched
             values[cand] += searched - alone
@@ -709,11 +866,11 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
                 best = (values[cand], f"U = all but the {r} {key} requests ({n - r} in the chain){notes[cand]}")
     # the first completion beside the requests left out (module docstring), with JOINT_SHARE of the time left: the best
     # U's value again at its λ with the new first terms
-    if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, _tail_minima, _exact_tail):
+    if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
         key, r = cand = max(values, key=values.get)
         keep, gone = np.sort(orders[key][r:]), orders[key][:r]
         if r >= 1 and len(keep) >= 2 and cand in lams:
-            q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT)
+            q = programme(keep)
             q.value(lams[cand][0][keep])
             X, solved = first_beside_rest(inst, keep, gone, rest_bound(gone), c, t0,
                                           JOINT_SHARE * (deadline - time.perf_counter()), firsts=q.firsts)
