@@ -332,6 +332,21 @@ def _exact_tail(B3, keep, w, lamq, weight, node, S, last):
 
 
 @compiled
+def _top_minima(top, lam, G, first):
+    """G[y, l] = min over x of top[x, y, l] + lam[x] and ``first`` [y, l] the least x (the first three completions'
+    block at the programme's top, :meth:`_QPath.value`)."""
+    m = top.shape[0]
+    G[:, :] = np.inf
+    for x in range(m):
+        for y in range(m):
+            for l in range(m):
+                v = top[x, y, l] + lam[x]
+                if v < G[y, l]:
+                    G[y, l] = v
+                    first[y, l] = x
+
+
+@compiled
 def _block_of(c, p, o, w, M, A1, A2, a3, x, y, l):
     """(the block of :func:`_first_three` for x, y, l with a3 = A3[y, l], and its gaps δ1, δ2 at the least value)."""
     wyl = w[y, l]
@@ -415,7 +430,8 @@ class _QPath:
 
     def value(self, lam: np.ndarray) -> tuple[float, np.ndarray]:
         """(unit·L_U(λ), approximately (float32), and the visits of each request on a minimising sequence, which
-        is left in ``self.sequence``; ``self.firsts``: the least value of a sequence that each request starts)."""
+        is left in ``self.sequence``; :meth:`firsts` then gives the least value of a sequence that each request
+        starts)."""
         m, wu, lamu = self.m, self.wuf, (self.unit * lam).astype(np.float32)
         F = np.empty((m, m, m), dtype=np.float32)
         F[1] = self.weightf[1] * wu + lamu[None, :] + self.nodef[1][None, :]
@@ -425,21 +441,30 @@ class _QPath:
             V = (self.weight[m] * self.cu + lamu + self.node[m])[:, None] + F[m - 1]
             h, j = np.unravel_index(np.argmin(V), V.shape)
             value = float(V[h, j]) - float(lamu.sum())
-            self.firsts = (V.min(axis=1) - float(lamu.sum())) / self.unit    # the least value with each request first
+            self._firsts = lambda: V.min(axis=1)
             sequence, below = [int(h), int(j)], m - 1
         else:                                                  # the first three completions' block, then F_{m−2}
-            V = (self.topf + (lamu + self.node[m])[:, None, None] + (lamu + self.node[m - 1])[None, :, None]
-                 + F[m - 2][None, :, :])
-            x, h, j = np.unravel_index(np.argmin(V), V.shape)
-            value = float(V[x, h, j]) - float(lamu.sum())
-            self.firsts = (V.min(axis=(1, 2)) - float(lamu.sum())) / self.unit
-            sequence, below = [int(x), int(h), int(j)], m - 2
+            lam_x = (lamu + self.node[m]).astype(np.float64)
+            G, least = np.empty((m, m)), np.empty((m, m), dtype=np.int64)  # least: the first completer x of each y, l
+            _top_minima(self.topf, lam_x, G, least)
+            R = (lamu + self.node[m - 1])[:, None] + F[m - 2]
+            V = G + R
+            h, j = np.unravel_index(np.argmin(V), V.shape)
+            value = float(V[h, j]) - float(lamu.sum())
+            self._firsts = lambda: (self.topf + lam_x[:, None, None] + R[None]).min(axis=(1, 2))
+            sequence, below = [int(least[h, j]), int(h), int(j)], m - 2
+        self._lam_sum = float(lamu.sum())
         for r in range(below, 1, -1):                          # follow the minimising tail
             l = int(np.argmin(self.Bt[r][:, h, j] + F[r - 1][j]))
             sequence.append(l)
             h, j = j, l
         self.sequence = np.array(sequence)                     # first completer first: e_m, ..., e_1
         return value, np.bincount(self.sequence, minlength=m).astype(np.float64)
+
+    def firsts(self) -> np.ndarray:
+        """The least value (as :meth:`value`'s) of a sequence that each request starts, at the λ of the last
+        :meth:`value`."""
+        return (self._firsts() - self._lam_sum) / self.unit
 
     def exact(self, lam: np.ndarray) -> tuple[int, int]:
         """L_U(λ') for λ' = λ rounded to a multiple of 1/(unit·LAMBDA_SCALE), exactly: (numerator, denominator)
@@ -757,7 +782,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     best = (int(round(VolumeBound(inst).value())), "volume-bound")            # r = n: no chain
     orders = drop_orders(s, o)
     tabled = table_requests(orders, n, deadline - time.perf_counter())
-    kernels = (_tail_minima, _exact_tail, _first_three)
+    kernels = (_tail_minima, _exact_tail, _first_three, _top_minima)
     if tabled is None or not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
         return best                                # the tables or the kernels would not be ready in time: no chain
     T, r_floor = tabled
@@ -873,7 +898,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
             q = programme(keep)
             q.value(lams[cand][0][keep])
             X, solved = first_beside_rest(inst, keep, gone, rest_bound(gone), c, t0,
-                                          JOINT_SHARE * (deadline - time.perf_counter()), firsts=q.firsts)
+                                          JOINT_SHARE * (deadline - time.perf_counter()), firsts=q.firsts())
             if X.any():
                 extras[cand] = q.extra = X
                 notes[cand] = notes.get(cand, "") + (f", the first completion beside them by CP-SAT ({solved} of "
