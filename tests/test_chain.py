@@ -175,6 +175,16 @@ def test_the_split_search_is_at_most_the_optimum_and_starts_from_the_fixed_split
     assert raised >= 50 and paired >= 5, (raised, paired)          # 77 and 14 when written
 
 
+def small_chains(small_optima, least):
+    """The small brute-force instances of at least ``least`` requests as the programme tests read them: (kind, seed,
+    OPT, n, the search's _Bounds, first completions c, Σ (a_j − t0))."""
+    for kind, seed, inst, opt in small_optima:
+        if inst.n >= least:
+            a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
+            b = _Bounds(a.tolist(), s.tolist(), o.tolist(), int(inst.memory))
+            yield kind, seed, opt, inst.n, b, a - int(a.min()) + o, int((a - a.min()).sum())
+
+
 def floors_programme(b, c, shares, mu, first_three=False):
     """The q-path programme of split_search over all requests of ``b`` (first completions c) with the split
     ``shares`` and own floors ``mu`` (ints, units of 1/FLOOR_FINE, index 1..m − 1); with ``first_three``, the first
@@ -199,13 +209,8 @@ def test_own_floors_by_position_are_at_most_the_optimum(small_optima):
     OPT on some (so the test can fail)."""
     rng = np.random.default_rng(23)
     raised, over = 0, 0
-    for kind, seed, inst, opt in small_optima:
-        a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
-        n = inst.n
-        if n < 3:
-            continue
-        b = _Bounds(a.tolist(), s.tolist(), o.tolist(), int(inst.memory))
-        c, waits, w = a - int(a.min()) + o, int((a - a.min()).sum()), np.array(b.w, dtype=np.int64)
+    for kind, seed, opt, n, b, c, waits in small_chains(small_optima, least=3):
+        w = np.array(b.w, dtype=np.int64)
         shares = random_shares(rng, n, pair=True)
         plain = floors_programme(b, c, shares, np.zeros(n + 1, dtype=np.int64))
         D1, D2 = excess_of(b)
@@ -227,7 +232,8 @@ def test_own_floors_by_position_are_at_most_the_optimum(small_optima):
                                                         np.tile(q.cu, (n - 1, 1)), np.zeros((1, n), dtype=np.int64)]))
         num, den = q.exact(np.zeros(n))
         over += num / den - waits > opt + 1e-9
-        found = {floors: split_search(c, w, s + o, o, int(inst.memory), np.zeros(n), time.perf_counter() + 1,
+        p, o = np.array(b.p_arr, dtype=np.int64), np.array(b.o_arr, dtype=np.int64)
+        found = {floors: split_search(c, w, p, o, b.M, np.zeros(n), time.perf_counter() + 1,
                                       pair=False, floors=floors)["position"] for floors in (False, True)}
         without, with_floors = (num / den for num, den in (found[False], found[True]))
         assert with_floors - waits <= opt + 1e-9, (kind, seed, with_floors, opt)
@@ -632,13 +638,7 @@ def test_the_first_three_block_is_at_most_the_optimum_and_lifts_the_plain_top(sm
     its share of it, exceeds OPT on some (so the test can fail)."""
     rng = np.random.default_rng(29)
     lifted, over = 0, 0
-    for kind, seed, inst, opt in small_optima:
-        a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
-        n = inst.n
-        if n < 4:
-            continue
-        b = _Bounds(a.tolist(), s.tolist(), o.tolist(), int(inst.memory))
-        c, waits = a - int(a.min()) + o, int((a - a.min()).sum())
+    for kind, seed, opt, n, b, c, waits in small_chains(small_optima, least=4):
         for _ in range(3):
             shares = random_shares(rng, n, pair=True)
             mu = rng.integers(0, FLOOR_FINE // 2 + 1, n + 1)
