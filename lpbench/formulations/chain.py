@@ -120,7 +120,7 @@ its weight, and the triples below are untouched. The programme's top becomes
 (F_{m−2} charges A3·w(y, l) with the rest of δ_{m−2}'s weight at w(y, l)): both terms of the max bound the same
 part of the chain, the second with the first completion's X ("The first completion beside the requests left out",
 which uses R's latency that the block does not). So at every λ it is at least the plain programme's value. The table
-has m³ entries (3 ms at m = 43, compiled), rebuilt with each split and μ; ``FIRST_THREE`` = False restores the plain
+has m³ entries (3 ms at m = 43, compiled; scratch timing), rebuilt with each split and μ; ``FIRST_THREE`` = False restores the plain
 top. For the split searches' supergradient, the top triple's excess is read at the block's least gaps
 (:func:`_block_of`). A probe of a block over the first three completions that takes δ_{m−2} whole and drops triple
 (y, l, e_{m−3}) instead was 1.4-1.6 % below the plain programme on two full Model-1 draws: the triple it drops is
@@ -252,7 +252,7 @@ TABLE_SECONDS_PER_ENTRY = 3.0e-8
 #: at most this share of the time left goes to the tables; the chains' evaluations get the rest
 TABLE_SHARE = 0.5
 #: seconds to compile the programme's kernels cold (:func:`_tail_minima` 1.4 s, :func:`_exact_tail` 0.7 s after an
-#: install, 2026-11-28; :func:`_first_three` with :func:`_block_of` 1.8 s, 2026-12-03): with less time left and not
+#: install, 2026-11-28; :func:`_first_three` with :func:`_block_of` 1.8 s with an empty NUMBA_CACHE_DIR, scratch timing, 2026-12-03): with less time left and not
 #: all in numba's cache, no chain is started (``compiled.fits``)
 COLD_COMPILE_SECONDS = 4.0
 
@@ -404,8 +404,8 @@ class _QPath:
         self.m = m = len(c)
         self.unit = unit
         # U's (peaks, outputs, memory): with them (and m >= 4) the first three completions are a block in absolute
-        # time (module docstring), whose table ``top`` (units of 1/unit; without and with X) :meth:`first_three`
-        # builds for the current weights and tables; None: the plain top of the programme
+        # time (module docstring), whose tables ``top`` (the block, the plain charge, their max; units of 1/unit)
+        # :meth:`first_three` builds for the current weights and tables; None: the plain top of the programme
         self.requests = requests if requests is not None and m >= 4 else None
         self.top = None
         self.c, self.w = np.asarray(c, dtype=np.int64), np.asarray(w, dtype=np.int64)
@@ -473,15 +473,16 @@ class _QPath:
         lamq = np.round(self.unit * S * lam).astype(np.int64)
         w = S * self.wu.astype(np.int64)
         m = self.m
-        F = _exact_tail(self.B3, self.keep, w, lamq, self.weight, S * self.node, S, m - 1 if self.top is None else m - 2)
+        last = m - 1 if self.top is None else m - 2
+        F = _exact_tail(self.B3, self.keep, w, lamq, self.weight, S * self.node, S, last)
         extra = (self.weight[m] * S * self.scale * self.extra) // m      # rounded down: still a bound
         if self.top is None:
             V = (self.weight[m] * S * self.cu + lamq + S * self.node[m])[:, None] + F
             self.plain = int(V.min()) - int(lamq.sum())                                # the value without X
             return int((V + extra[:, None]).min()) - int(lamq.sum()), self.unit * S
-        block, plain = self.top           # the first three completions' block, then F_{m−2} (module docstring)
+        block, plain, top = self.top      # the first three completions' block, then F_{m−2} (module docstring)
         rest = (lamq + S * self.node[m])[:, None, None] + (lamq + S * self.node[m - 1])[None, :, None] + F[None, :, :]
-        self.plain = int((S * np.maximum(block, plain) + rest).min()) - int(lamq.sum())
+        self.plain = int((S * top + rest).min()) - int(lamq.sum())
         return int((np.maximum(S * block, S * plain + extra[:, None, None]) + rest).min()) - int(lamq.sum()), self.unit * S
 
     def first_three(self, A3: np.ndarray, Btop: np.ndarray) -> None:
@@ -498,9 +499,10 @@ class _QPath:
         self.a1, self.a2, self.a3 = A1, A2, np.ascontiguousarray(A3, dtype=np.int64)
         block = _first_three(self.c, p, o, self.w, M, A1, A2, self.a3)
         plain = A1 * self.c[:, None, None] + A2 * self.w[:, :, None] + Btop.astype(np.int64)
-        self.top = (np.minimum(block, TOP_BIG), plain)
-        self.topf = np.maximum(*self.top).astype(np.float64)
-        self.topf[self.topf >= TOP_BIG] = np.inf
+        block = np.minimum(block, TOP_BIG)
+        top = np.maximum(block, plain)    # without X; :meth:`exact` adds X to the plain charge
+        self.top = (block, plain, top)
+        self.topf = np.where(top >= TOP_BIG, np.inf, top.astype(np.float64))
 
     def split_top(self, shares: np.ndarray) -> None:
         """:meth:`first_three` on U's own tables of a split per position and pair (``shares``, units of
@@ -675,9 +677,8 @@ def _share_ascent(q: _QPath, c: np.ndarray, D1: np.ndarray, D2: np.ndarray, alph
         if q.top is not None:                    # the first three completions' block at its least gaps
             top = m - 1
             (x, y, k), (p, o, M) = e[:3], q.requests
-            a3 = q.a3[y, k]
-            d1, d2 = (d - q.w[h, j] for d, (h, j) in zip(_block_of(q.c, p, o, q.w, M, q.a1, q.a2, a3, x, y, k)[1:],
-                                                           ((x, y), (y, k))))
+            _, d1, d2 = _block_of(q.c, p, o, q.w, M, q.a1, q.a2, q.a3[y, k], x, y, k)
+            d1, d2 = d1 - q.w[x, y], d2 - q.w[y, k]                  # their excesses over the pair separations
             g[at(m - 2, y, k)] -= W[m - 2] * d2
             dW[m - 1] += d1
             dW[m - 2] += (1 - shares[m - 2, y, k] / SPLIT_FINE) * d2
@@ -803,13 +804,15 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
             left_out[key] = bound_alone(inst, gone)
         return left_out[key]
 
-    def programme(keep: np.ndarray) -> _QPath:
-        """U's programme on the fixed split's tables, with the first three completions' block (module docstring)."""
+    def programme(keep: np.ndarray, extra: np.ndarray | None = None) -> _QPath:
+        """U's programme on the fixed split's tables, with the first three completions' block (module docstring)
+        and the first completion's X (``extra``)."""
         m = len(keep)
-        q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT,
+        q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT, extra=extra,
                    requests=((s + o)[keep], o[keep], M) if FIRST_THREE else None)
-        if q.requests is not None:          # the top triple carries (UNIT − SPLIT[0])·(m − 2) of δ_{m−2} (triple_bonus, c = m − 1)
-            q.first_three(np.full((m, m), (UNIT - SPLIT[0]) * (m - 2)), B3[m - 1][np.ix_(at[keep], at[keep], at[keep])])
+        if q.requests is not None:      # the top triple's share of δ_{m−2}: (UNIT − SPLIT[0])·(m − 2) (triple_bonus)
+            ids = at[keep]
+            q.first_three(np.full((m, m), (UNIT - SPLIT[0]) * (m - 2)), B3[m - 1][np.ix_(ids, ids, ids)])
         return q
 
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U
@@ -826,8 +829,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
             value = (int(c[keep].sum()) if m else 0) - int((a[keep] - t0).sum())
         else:
             if q is None:                                       # else the caller's programme of this U
-                q = programme(keep)
-                q.extra = extras.get(cand, q.extra)
+                q = programme(keep, extras.get(cand))
             lam, theta = lams.get(cand, (np.zeros(n) if start is None else start, 1.0))
             if theta == 0 and steps > 0:
                 return                                          # stalled before: nothing more to gain
@@ -870,8 +872,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if time.perf_counter() >= split_at:
             break
         evaluate(cand, POLISH_STEPS, until=split_at)
-    # the requests the best U leaves out by the exact search, with REST_SHARE of the time left: every value with
-    # that U rises by what the search adds to their bound alone
+    # the requests the REST_CANDIDATES best sets U leave out by the exact search, best first, within REST_SHARE of the
+    # time left: every value with such a U rises by what the search adds to their bound alone
     from .subset_bound import rest_bound as searched_rest
     rest_until = time.perf_counter() + REST_SHARE * (deadline - time.perf_counter())
     for cand in sorted(values, key=values.get, reverse=True)[:REST_CANDIDATES]:
