@@ -120,9 +120,9 @@ its weight, and the triples below are untouched. The programme's top becomes
 (F_{m−2} charges A3·w(y, l) with the rest of δ_{m−2}'s weight at w(y, l)): both terms of the max bound the same
 part of the chain, the second with the first completion's X ("The first completion beside the requests left out",
 which uses R's latency that the block does not). So at every λ it is at least the plain programme's value. The table
-has m³ entries (3 ms at m = 43, compiled; scratch timing), rebuilt with each split and μ; ``FIRST_THREE`` = False restores the plain
-top. For the split searches' supergradient, the top triple's excess is read at the block's least gaps
-(:func:`_block_of`). A probe of a block over the first three completions that takes δ_{m−2} whole and drops triple
+has m³ entries (3 ms at m = 43, compiled; scratch timing), rebuilt with each split and μ; ``FIRST_THREE`` = False
+restores the plain top. For the split searches' supergradient, the top triple's excess is read at the block's least
+gaps (:func:`_block_of`). A probe of a block over the first three completions that takes δ_{m−2} whole and drops triple
 (y, l, e_{m−3}) instead was 1.4-1.6 % below the plain programme on two full Model-1 draws: the triple it drops is
 worth more than the block gains (scratch, docs/seed004-certification.md).
 
@@ -252,8 +252,8 @@ TABLE_SECONDS_PER_ENTRY = 3.0e-8
 #: at most this share of the time left goes to the tables; the chains' evaluations get the rest
 TABLE_SHARE = 0.5
 #: seconds to compile the programme's kernels cold (:func:`_tail_minima` 1.4 s, :func:`_exact_tail` 0.7 s after an
-#: install, 2026-11-28; :func:`_first_three` with :func:`_block_of` 1.8 s with an empty NUMBA_CACHE_DIR, scratch timing, 2026-12-03): with less time left and not
-#: all in numba's cache, no chain is started (``compiled.fits``)
+#: install, 2026-11-28; :func:`_first_three` with :func:`_block_of` 1.8 s with an empty NUMBA_CACHE_DIR, scratch
+#: timing, 2026-12-03): with less time left and not all in numba's cache, no chain is started (``compiled.fits``)
 COLD_COMPILE_SECONDS = 4.0
 
 
@@ -483,7 +483,8 @@ class _QPath:
         block, plain, top = self.top      # the first three completions' block, then F_{m−2} (module docstring)
         rest = (lamq + S * self.node[m])[:, None, None] + (lamq + S * self.node[m - 1])[None, :, None] + F[None, :, :]
         self.plain = int((S * top + rest).min()) - int(lamq.sum())
-        return int((np.maximum(S * block, S * plain + extra[:, None, None]) + rest).min()) - int(lamq.sum()), self.unit * S
+        value = int((np.maximum(S * block, S * plain + extra[:, None, None]) + rest).min()) - int(lamq.sum())
+        return value, self.unit * S
 
     def first_three(self, A3: np.ndarray, Btop: np.ndarray) -> None:
         """The table of the first three completions' block (module docstring) for the current weights, if U's
