@@ -70,6 +70,9 @@ ap.add_argument("--no-first-completion", action="store_true",
 ap.add_argument("--no-first-three", action="store_true",
                 help="chain-bound with the plain top of its chain, not the first three completions as a block in "
                      "absolute time (the state before 096dafe)")
+ap.add_argument("--no-first-four", action="store_true",
+                help="chain-bound without the first four completions' block (the state before 2026-12-03, fifth "
+                     "session)")
 ap.add_argument("--no-own-floors", action="store_true",
                 help="chain-bound's split search without own floors by position: the state before they were added "
                      "(2026-12-02)")
@@ -158,6 +161,9 @@ if args.no_first_completion:
 if args.no_first_three:
     from lpbench.formulations import chain as chain_module
     chain_module.FIRST_THREE = False
+if args.no_first_four:
+    from lpbench.formulations import chain as chain_module
+    chain_module.FIRST_FOUR = False
 if args.delay_near is not None:
     if not args.delay_near >= 0:
         ap.error(f"--delay-near: {args.delay_near} is not a fraction >= 0 (inf: after every climb)")

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from lpbench.errors import InputError
-from lpbench.formulations.chain import (EXACT_BIG, FLOOR_FINE, LAMBDA_SCALE, SPLIT, SPLIT_FINE, _first_three, _QPath,
-                                        _ascent, _split_tables, chain_bound, repeats, search_table, split_search)
+from lpbench.formulations.chain import (EXACT_BIG, FLOOR_FINE, LAMBDA_SCALE, SPLIT, SPLIT_FINE, TOP_BIG, _exact_tail,
+                                        _first_three, _four_of, _QPath, _ascent, _split_tables, chain_bound, repeats,
+                                        search_table, split_search)
 from lpbench.formulations.completion import pair_separation, triple_bonus, triple_excess
 from lpbench.formulations.latency_astar import CHAIN_SPLIT, _Bounds
 from lpbench.formulations.volume import VolumeBound
@@ -151,12 +152,16 @@ def test_a_split_per_position_or_pair_is_at_most_the_optimum(small_optima, pair)
     assert above >= (5 if pair else 20) and over >= 5, (above, over)      # 9 and 6 (pair), 30 and 7 when written
 
 
-def test_the_split_search_is_at_most_the_optimum_and_starts_from_the_fixed_split(small_optima):
+def test_the_split_search_is_at_most_the_optimum_and_starts_from_the_fixed_split(small_optima, monkeypatch):
     """split_search on all requests of each small instance: both of its exact values are at most OPT, the split per
     position's at least the fixed split's q-path value at its starting λ = 0 (its first tables are at least the
     fixed ones: the first gap's share rises to 1), above it on many, and the split per position and pair, started
     from the best shares and λ of the split per position, at least that value (to float rounding of λ), above it
-    on some."""
+    on some. Without the first four completions' block, which only the exact values charge: the searches follow the
+    values without it, so the pair step starts from the best of those, not from the best value with the block."""
+    from lpbench.formulations import chain
+
+    monkeypatch.setattr(chain, "FIRST_FOUR", False)
     raised, paired = 0, 0
     for kind, seed, inst, opt in small_optima:
         a, s, o = (x.astype(np.int64) for x in (inst.arrival, inst.prompt, inst.output))
@@ -201,12 +206,16 @@ def floors_programme(b, c, shares, mu, first_three=False):
     return q
 
 
-def test_own_floors_by_position_are_at_most_the_optimum(small_optima):
+def test_own_floors_by_position_are_at_most_the_optimum(small_optima, monkeypatch):
     """Own floors priced by position (chain.py, "Own floors by position"): on the 100 small instances, for random
     μ in [0, 1] per position, random shares and random λ, the exact programme is at most OPT; at μ = 0 it is the
     split's programme without floors (the same value); and split_search with floors is at most OPT and above its
     value without them on some. Counting the floors without lowering the gap weights exceeds
-    OPT on some (so the test can fail)."""
+    OPT on some (so the test can fail). Without the first four completions' block (it lifts the values with and
+    without floors alike)."""
+    from lpbench.formulations import chain
+
+    monkeypatch.setattr(chain, "FIRST_FOUR", False)         # which lifts both values of split_search
     rng = np.random.default_rng(23)
     raised, over = 0, 0
     for kind, seed, opt, n, b, c, waits in small_chains(small_optima, least=3):
@@ -562,9 +571,12 @@ def test_the_first_completion_beside_the_requests_left_out(small_optima, monkeyp
     requests of jaillet-model1 draw 19 (5 long requests in U, 12 short ones beside) the bound rises (327 → 356 when
     written; OPT 395, the ladder) and stays below a verified schedule; charging W(h) without taking off R's bound
     (X_h + rest) exceeds that schedule, so the check can fail. On the 100 small instances the bound stays at most OPT
-    where the step raised it."""
+    where the step raised it. Without the first four completions' block, which lifts the plain bound here (to 339 when
+    written) on a set U where the step adds less."""
     from lpbench.formulations import chain
     from lpbench.heuristics.slot_sgs import local_search
+
+    monkeypatch.setattr(chain, "FIRST_FOUR", False)
 
     inst = jaillet_prefix(19, 17)
     latency = local_search(inst, iterations=200, seed=0)[1]
@@ -579,6 +591,7 @@ def test_the_first_completion_beside_the_requests_left_out(small_optima, monkeyp
     bound, which = chain_bound(inst, time.perf_counter() + 20)
     assert "the first completion beside them" in which, which
     monkeypatch.undo()
+    monkeypatch.setattr(chain, "FIRST_FOUR", False)
     monkeypatch.setattr(chain, "JOINT_SHARE", 0.0)
     plain, _ = chain_bound(inst, time.perf_counter() + 20)
     assert plain + 20 <= bound <= latency, (plain, bound, latency)
@@ -591,6 +604,7 @@ def test_the_first_completion_beside_the_requests_left_out(small_optima, monkeyp
     monkeypatch.setattr(chain, "first_beside_rest", double_count)
     assert chain_bound(inst, time.perf_counter() + 20)[0] > latency
     monkeypatch.undo()
+    monkeypatch.setattr(chain, "FIRST_FOUR", False)
     raised = 0
     for kind, seed, small, opt in small_optima:
         trace: list = []
@@ -657,7 +671,130 @@ def test_the_first_three_block_is_at_most_the_optimum_and_lifts_the_plain_top(sm
                 assert num0 * den <= num * den0 and num / den - waits <= opt + 1e-9, (kind, seed, num / den, opt)
                 lifted += num * den0 > num0 * den
         lam, _ = _ascent(block, np.zeros(n), 1.0, 100, time.perf_counter() + 5)
-        block.first_three(block.weight[n - 2] * SPLIT_FINE * np.ones((n, n), dtype=np.int64), block.B3[n - 1])
+        block.first_three(block.weight[n - 2] * SPLIT_FINE * np.ones((n, n), dtype=np.int64), block.B3[n - 1], 0)
         num, den = block.exact(lam)
         over += num / den - waits > opt + 1e-9
     assert lifted >= 20 and over >= 3, (lifted, over)
+
+
+def four_alone(a, s, o, M, order, coef):
+    """CP-SAT on the cumulative model of latency-cp (memory_ramps): the least coef · (C_x − t0, C_y − C_x, C_l − C_y −
+    w(y, l), C_e − C_l − w(l, e)) over the schedules of four requests alone that complete in the order (x, y, l, e)
+    (ties allowed)."""
+    from ortools.sat.python import cp_model
+
+    from lpbench.formulations.latency_cp import memory_ramps
+
+    w = pair_separation(s, o, M)
+    model = cp_model.CpModel()
+    last = int(a.max() + o.sum())
+    S = [model.NewIntVar(int(a[i]), last, f"S{i}") for i in order]
+    memory_ramps(model, S, s[list(order)], o[list(order)], M)
+    C = [S[k] + int(o[order[k]]) for k in range(4)]
+    for k in range(3):
+        model.Add(C[k] <= C[k + 1])
+    x, y, l, e = order
+    model.Minimize(coef[0] * (C[0] - int(a.min())) + coef[1] * (C[1] - C[0]) + coef[2] * (C[2] - C[1] - int(w[y, l]))
+                   + coef[3] * (C[3] - C[2] - int(w[l, e])))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    assert solver.Solve(model) == cp_model.OPTIMAL
+    return int(round(solver.ObjectiveValue()))
+
+
+def test_the_four_block_is_the_least_charge_of_four_requests_alone():
+    """_four_of (chain.py, "The first four completions") is the exact least charge of the first four completions over
+    the schedules of the four requests alone, from t0: against CP-SAT on latency-cp's cumulative model (random
+    arrivals, weights A1 >= A2 >= A3 >= A4 >= 0, every order of the four), and against the slot rule's brute force
+    over start times on two tiny instances."""
+    rng = np.random.default_rng(5)
+    for trial in range(14):
+        tiny = trial < 2
+        M = int(rng.integers(5, 7)) if tiny else int(rng.integers(8, 16))
+        s = rng.integers(1, 3, 4)
+        o = np.array([rng.integers(1, min(M - si, 3 if tiny else 8) + 1) for si in s])
+        a = rng.integers(0, 2 if tiny else 6, 4)
+        A4 = int(rng.integers(0, 4))
+        A3 = A4 + int(rng.integers(0, 3))
+        A2 = A3 + int(rng.integers(0, 3))
+        A1 = A2 + int(rng.integers(0, 3))
+        c, p, w = (a - a.min() + o).astype(np.int64), (s + o).astype(np.int64), pair_separation(s, o, M)
+        for order in itertools.permutations(range(4)):
+            x, y, l, e = order
+            Q = _four_of(c, p, o.astype(np.int64), M, A1, A2, A3, A4, w[y, l], w[l, e], x, y, l, e)
+            if tiny:
+                expected = slot_brute_force(a, s, o, M, order, (A1, A2, A3, A4))
+            else:
+                expected = four_alone(a, s, o, M, order, (A1, A2, A3, A4))
+            assert Q == expected, (a, s, o, M, order, (A1, A2, A3, A4), Q, expected)
+
+
+def slot_brute_force(a, s, o, M, order, coef):
+    """four_alone by brute force over start times under the slot rule (three_alone's, for four requests)."""
+    t0, horizon = a.min(), int(a.max() + o.sum() + 2)
+    w = pair_separation(s, o, M)
+    x, y, l, e = order
+    best = None
+    for k in itertools.product(*[range(int(a[i]), horizon) for i in order]):
+        C = [k[i] + o[order[i]] for i in range(4)]
+        if C[0] <= C[1] <= C[2] <= C[3] and all(
+                sum(s[order[i]] + t - k[i] for i in range(4) if k[i] < t <= C[i]) <= M
+                for t in range(min(k) + 1, max(C) + 1)):
+            value = (coef[0] * (C[0] - t0) + coef[1] * (C[1] - C[0]) + coef[2] * (C[2] - C[1] - w[y, l])
+                     + coef[3] * (C[3] - C[2] - w[l, e]))
+            best = value if best is None else min(best, value)
+    return best
+
+
+def test_the_four_block_is_at_most_the_optimum_and_lifts_the_three_block(small_optima):
+    """The programme with the first four completions' block (chain.py, "The first four completions"): on the small
+    instances of at least 4 requests, for random shares, own floors and λ, its exact value is at most OPT, at least
+    the value with the first three's block alone at the same multipliers, and above it on some; its lazy minimum
+    (_four_candidates, _four_raise) equals the minimum with every quadruple raised (numpy). Charging δ_{m−3} at its
+    whole weight in the block, while the triple below keeps its share of it, exceeds OPT on some (so the test can
+    fail)."""
+    rng = np.random.default_rng(31)
+    lifted, over, checked = 0, 0, 0
+    for kind, seed, opt, n, b, c, waits in small_chains(small_optima, least=4):
+        for _ in range(2):
+            shares = random_shares(rng, n, pair=True)
+            mu = rng.integers(0, FLOOR_FINE // 2 + 1, n + 1)
+            q = floors_programme(b, c, shares, mu, first_three=True)
+            for lam in (np.zeros(n), rng.normal(0, 5, n).round(2)):
+                q.four = False
+                num3, den3 = q.exact(lam)
+                q.four = True
+                num, den = q.exact(lam)
+                assert num3 * den <= num * den3 and num / den - waits <= opt + 1e-9, (kind, seed, num / den, opt)
+                lifted += num * den3 > num3 * den
+                assert num == every_quadruple_raised(q, lam), (kind, seed)
+                checked += 1
+        lam, _ = _ascent(q, np.zeros(n), 1.0, 100, time.perf_counter() + 5)
+        q.a4 = np.full((n, n, n), SPLIT_FINE * int(q.weight[n - 3]), dtype=np.int64)
+        num, den = q.exact(lam)
+        over += num / den - waits > opt + 1e-9
+    assert lifted >= 20 and over >= 1 and checked >= 100, (lifted, over, checked)     # 330, 2, 340 when written
+
+
+def every_quadruple_raised(q, lam):
+    """_QPath.exact's numerator with the first four completions' block, by numpy with every quadruple raised: the least
+    over x, y, l, e of head + S·B(m − 2, y, l, e) + F_{m−3}(l, e) + max(0, S·Q − parts − S·B)."""
+    m, S = q.m, LAMBDA_SCALE
+    lamq = np.round(q.unit * S * lam).astype(np.int64)
+    w = S * q.wu.astype(np.int64)
+    F3 = _exact_tail(q.B3, q.keep, w, lamq, q.weight, S * q.node, S, m - 3)
+    block, plain, top = q.top
+    parts = np.maximum(S * block, S * plain + ((q.weight[m] * S * q.scale * q.extra) // m)[:, None, None])
+    p, o, M = q.requests
+    best = None
+    for x, y, l, e in itertools.permutations(range(m), 4):
+        if top[x, y, l] >= TOP_BIG or F3[l, e] >= EXACT_BIG:
+            continue
+        Bm = S * int(q.B3[m - 2, q.keep[y], q.keep[l], q.keep[e]])
+        head = (lamq[x] + S * q.node[m, x] + lamq[y] + S * q.node[m - 1, y] + q.weight[m - 2] * w[y, l] + lamq[l]
+                + S * q.node[m - 2, l] + parts[x, y, l])
+        Q = _four_of(q.c, p, o, M, q.a1, q.a2, int(q.weight[m - 2]) * q.scale, q.a4[y, l, e], q.w[y, l], q.w[l, e],
+                     x, y, l, e)
+        value = head + Bm + F3[l, e] + max(0, S * Q - parts[x, y, l] - Bm)
+        best = value if best is None else min(best, value)
+    return int(best) - int(lamq.sum())

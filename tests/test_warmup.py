@@ -103,7 +103,8 @@ def test_lpbench_warmup_compiles_every_step(capsys):
 
 def test_chain_bound_without_compiled_kernels_and_time_to_compile_them_is_volume_bound(monkeypatch):
     """chain-bound's two kernels take about 2 s to compile cold: with less time left than COLD_COMPILE_SECONDS and
-    neither cached, no chain is started and the bound is volume-bound's, at once; with the time, the chain runs."""
+    neither cached, no chain is started and the bound is volume-bound's, at once; with the time, the chain runs, and
+    without the first four completions' block when FOUR_COMPILE_SECONDS more are not left."""
     from lpbench.formulations import chain, compiled
     from lpbench.formulations.volume import VolumeBound
     from lpbench.generators import jaillet
@@ -116,4 +117,10 @@ def test_chain_bound_without_compiled_kernels_and_time_to_compile_them_is_volume
                                                                            "volume-bound")
     assert time.perf_counter() - t < 0.5
     monkeypatch.setattr(chain, "COLD_COMPILE_SECONDS", 0.0)
+
+    def not_compiled(*args):
+        raise AssertionError("the four-block's kernels were called without the time to compile them")
+
+    monkeypatch.setattr(chain, "_four_candidates", not_compiled)
+    assert chain.FOUR_COMPILE_SECONDS > 2
     assert chain.chain_bound(inst, time.perf_counter() + 2)[1] != "volume-bound"

@@ -87,8 +87,9 @@ the first completion's weight is ω = W_{m−1} + 1 in [1, m], not m. f(ω) = mi
 Σ_R (C_j − a_j) is a minimum of functions linear in ω, so concave, with f(0) >= rest and f(m) >= W(h); on [0, m] it
 lies above its chord, f(ω) >= rest + (ω/m)(W(h) − rest) >= ω·c_h + rest + (ω/m)·X_h: the term ω·(c_h + X_h/m) is
 valid at every weight (rounded down in the exact evaluation). W(h) is CP-SAT's proven bound on the weighted problem
-(:func:`~lpbench.formulations.latency_cp.weighted_latency_bound`), for the best U after the rest's search, with at
-most ``JOINT_SHARE`` of the time left, the first completers whose programme value is least first, until no other
+(:func:`~lpbench.formulations.latency_cp.weighted_latency_bound`), for the ``JOINT_CANDIDATES`` best U after the rest's
+search (within ``JOINT_MARGIN`` of the best value), each with at most ``JOINT_SHARE`` of the time left at its turn,
+the first completers whose programme value is least first, until no other
 could lower the value at the current multipliers (:func:`first_beside_rest`; X_h = 0 for the others). Only the exact
 evaluations charge X, and the searches follow the values without it (the float values of the ascents, the exact values
 of the split searches' steps): their paths are those without X, and the best value with X is at least the best without
@@ -125,6 +126,31 @@ restores the plain top. For the split searches' supergradient, the top triple's 
 gaps (:func:`_block_of`). A probe of a block over the first three completions that takes δ_{m−2} whole and drops triple
 (y, l, e_{m−3}) instead was 1.4-1.6 % below the plain programme on two full Model-1 draws: the triple it drops is
 worth more than the block gains (scratch, docs/seed004-certification.md).
+
+**The first four completions** (2026-12-03, fifth session). The same argument one completion further. Let e = e_{m−3}
+complete fourth. In the programme's value of a sequence, top(x, y, l) + B(m − 2, y, l, e) (the entry of the block
+above and the bonus of triple (y, l, e), whose shares of δ_{m−2}, A3 and a, add up to its weight W_{m−2}) bounds
+
+    P := A1·u + A2·δ1 + W_{m−2}·(δ2 − w(y, l)) + b·(δ3 − w(l, e)),    δ3 = C_e − C_l,
+
+with b triple (y, l, e)'s share of δ_{m−3} (its other share and the pair separations are in the rest of the chain,
+which is untouched). A schedule restricted to {x, y, l, e} is a schedule of the four alone with the same completions,
+so P >= Q(x, y, l, e), the least of P over the schedules of the four alone from t0 that complete in that order
+(:func:`_four_of`: exact, by Lemma 1, from the four memory rows at the completions and the floors c; tests/test_chain.py
+checks it against CP-SAT on the cumulative model of ``latency-cp`` and a brute force over start times). Each
+quadruple's top + B is therefore raised to max(top + B, Q), and with the first completion's X the top's entry
+max(block, plain + X) bounds P plus R's latency beyond its bound, which is >= P >= Q, so the max still holds. The
+programme's minimum over the first four also forbids x = e, a repeat the relaxation allowed (every order of U is still
+a sequence). Q has m⁴ entries, so it is taken lazily, in the exact evaluations only: the least quadruple is raised, its
+raised value bounds the minimum from above, and the quadruples below that bound are raised in increasing value until
+the next one is no lower than the least raised value (:func:`_four_candidates`, :func:`_four_raise`; every raise is
+>= 0, so none after it can be lower). tests/test_chain.py checks the lazy minimum against every quadruple raised, and
+the value against OPT on the small instances. As with X, the searches follow the values without the block: every exact
+value is at least the one with the first three's block alone at the same multipliers. A measured cost: 0.4 s of a
+10 s ``chain_bound`` on jaillet-model1 draw 0 (46 exact evaluations, a median of 878 quadruples raised, at most
+2,974; m up to 53), 0.1 s on jaillet-model2 draw 40 (46 quadruples). Paired, ``chain_bound`` alone at 10 s on 10 + 10
+draws: (``python benchmarks/chain_first_three.py --flag FIRST_FOUR --seconds 10``; docs/seed004-certification.md).
+``FIRST_FOUR`` = False restores the first three's block alone.
 
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
 ``latency-astar``); r = n is ``volume-bound`` itself. The search: (1) for r on a grid of step
@@ -232,6 +258,9 @@ SPLIT_LAMBDA_THETA = 2.0 ** -4
 SPLIT_STEP = 0.3
 #: the first three completions as a block in absolute time (module docstring); False: the plain top of the programme
 FIRST_THREE = True
+#: with the first three's block, the first four completions' block in the exact evaluations (module docstring); False:
+#: the first three's block alone
+FIRST_FOUR = True
 #: own floors by position (module docstring): μ in units of 1/FLOOR_FINE
 FLOOR_FINE = 16
 #: at most this share of the time left after the third step goes to the exact search on the left-out requests of
@@ -243,6 +272,11 @@ REST_CANDIDATES = 8
 #: left out")
 JOINT_SHARE = 0.25
 JOINT_MIN_SECONDS = 0.005
+#: ... on the JOINT_CANDIDATES best sets U with requests left out whose value is within JOINT_MARGIN of the best (the
+#: first four completions' block can rank first a U on which the step adds less than on the next one: on the first 17
+#: requests of jaillet-model1 draw 19, 332 for 7 requests in the chain and 328 for 5, where the step gives 356)
+JOINT_CANDIDATES = 3
+JOINT_MARGIN = 0.05
 #: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
 #: 2-core machine, ``python benchmarks/bench_chain.py``: up to 2.0e-8; 2.8 s on 2026-11-28, 2.6e-8): the search
 #: is not started when they would not be ready in time. The builds also stop at the deadline, since a loaded
@@ -255,6 +289,9 @@ TABLE_SHARE = 0.5
 #: install, 2026-11-28; :func:`_first_three` with :func:`_block_of` 1.8 s with an empty NUMBA_CACHE_DIR, scratch
 #: timing, 2026-12-03): with less time left and not all in numba's cache, no chain is started (``compiled.fits``)
 COLD_COMPILE_SECONDS = 4.0
+#: and the first four completions' block's (:func:`_four_candidates` 1.7 s, :func:`_four_raise` 0.6 s, :func:`_four_of`
+#: 0.7 s, scratch timing, 2026-12-03): with less time left and not in the cache, the chain runs without that block
+FOUR_COMPILE_SECONDS = 3.0
 
 
 def repeats(m: int) -> np.ndarray:
@@ -392,6 +429,103 @@ def _first_three(c, p, o, w, M, A1, A2, A3):
     return B
 
 
+@compiled
+def _four_of(c, p, o, M, A1, A2, A3, A4, wyl, wle, x, y, l, e):
+    """Q(x, y, l, e) of the module docstring's "The first four completions": the least A1·u + A2·(v − u) + A3·(z − v −
+    w(y, l)) + A4·(t − z − w(l, e)) over the completions u, v, z, t (from t0) of x, y, l, e that the four alone allow
+    in that order (ties allowed), for A1 >= A2 >= A3 >= A4 >= 0 (``wyl``, ``wle``: w(y, l), w(l, e)); ``EXACT_BIG``
+    if none. By Lemma 1 memory peaks at completions, and at request i's, a later j (C_j − C_i = d) holds p_j − d if
+    d < o_j, else nothing, so the memory rows are, with f_j(d) that holding:
+
+        x: p_x + f_y(v − u) + f_l(z − u) + f_e(t − u) <= M,   y: p_y + f_l(z − v) + f_e(t − v) <= M,
+        l: p_l + f_e(t − z) <= M,                               and u >= c_x, v >= c_y, z >= c_l, t >= c_e.
+
+    Every f is non-increasing and the objective's coefficients of u, v, z, t (A1 − A2, A2 − A3, A3 − A4, A4) are
+    >= 0, so u = c_x; for each v and z, t is the least value that the rows allow; and v beyond max(c_y, u + o_y) or z
+    beyond max(c_l, v + o_l) relaxes no row (f_y, f_l are 0 there) while raising the objective. The kernel runs over
+    the v and z between (at most (o_y + 1)(o_l + 1) pairs)."""
+    u = c[x]
+    best = EXACT_BIG
+    v_lo = max(c[y], u)
+    for v in range(v_lo, max(v_lo, u + o[y]) + 1):
+        fy = p[y] - (v - u) if v - u < o[y] else 0
+        z_lo = max(c[l], v)
+        for z in range(z_lo, max(z_lo, v + o[l]) + 1):
+            cap_x = M - p[x] - fy - (p[l] - (z - u) if z - u < o[l] else 0)
+            cap_y = M - p[y] - (p[l] - (z - v) if z - v < o[l] else 0)
+            if cap_x < 0 or cap_y < 0:
+                continue
+            t = max(c[e], z + min(o[e], max(0, p[e] + p[l] - M)),      # the least d with f_e(d) <= cap, at each row
+                    v + min(o[e], max(0, p[e] - cap_y)), u + min(o[e], max(0, p[e] - cap_x)))
+            value = A1 * u + A2 * (v - u) + A3 * (z - v - wyl) + A4 * (t - z - wle)
+            if value < best:
+                best = value
+    return best
+
+
+@compiled
+def _four_candidates(head, G, pairs, low, least_e, parts, Bm, c, p, o, w, M, A1, A2, A3, A4, S):
+    """The first step of the least over quadruples x, y, l, e of distinct requests of V = head[x, y, l] + G[y, l, e],
+    each raised by max(0, S·Q(x, y, l, e) − parts[x, y, l] − Bm[y, l, e]) (:func:`_four_of` with A4[y, l, e]): the
+    raised value R of the least V, which bounds the least from above, and the quadruples with V < R (their V and index
+    ((x·m + y)·m + l)·m + e), which :func:`_four_raise` raises in increasing V; (``EXACT_BIG``, empty, empty) when
+    there is no quadruple. ``G`` is ``EXACT_BIG`` where y, l, e repeat or no tail follows, ``least_e`` [y, l] its least
+    over e, ``low`` [y, l] = min over x of head + least_e (a lower bound on V through y, l), and ``pairs`` the (y, l)
+    (as y·m + l) in increasing ``low``: both passes leave the pairs and first completers that cannot reach the bound."""
+    m = head.shape[0]
+    least, at = EXACT_BIG, -1
+    for yl in pairs:
+        y, l = yl // m, yl % m
+        if low[y, l] >= least:
+            break
+        for x in range(m):
+            h = head[x, y, l]
+            if h < EXACT_BIG and h + least_e[y, l] < least:
+                for e in range(m):
+                    if e != x and G[y, l, e] < EXACT_BIG and h + G[y, l, e] < least:
+                        least, at = h + G[y, l, e], ((x * m + y) * m + l) * m + e
+    if at < 0:
+        return EXACT_BIG, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    e, l, y, x = at % m, at // m % m, at // (m * m) % m, at // (m * m * m)
+    Q = _four_of(c, p, o, M, A1, A2, A3, A4[y, l, e], w[y, l], w[l, e], x, y, l, e)
+    bound = least + max(0, S * Q - parts[x, y, l] - Bm[y, l, e])
+    values = np.empty(1024, dtype=np.int64)
+    index = np.empty(1024, dtype=np.int64)
+    count = 0
+    for yl in pairs:
+        y, l = yl // m, yl % m
+        if low[y, l] >= bound:
+            break
+        for x in range(m):
+            h = head[x, y, l]
+            if h < EXACT_BIG and h + least_e[y, l] < bound:
+                for e in range(m):
+                    if e != x and G[y, l, e] < EXACT_BIG and h + G[y, l, e] < bound:
+                        if count == len(values):
+                            values, index = np.concatenate((values, values)), np.concatenate((index, index))
+                        values[count], index[count] = h + G[y, l, e], ((x * m + y) * m + l) * m + e
+                        count += 1
+    return bound, values[:count], index[:count]
+
+
+@compiled
+def _four_raise(bound, values, index, parts, Bm, c, p, o, w, M, A1, A2, A3, A4, S):
+    """The second step of :func:`_four_candidates`: the quadruples (``values`` ascending) raised in turn until the next
+    one's V is at least the least raised value, ``bound`` (every raise is >= 0, so none after it can be lower): (the
+    least, the number of Q computed)."""
+    m = parts.shape[0]
+    solved = 0
+    for i in range(len(values)):
+        if values[i] >= bound:
+            break
+        at = index[i]
+        e, l, y, x = at % m, at // m % m, at // (m * m) % m, at // (m * m * m)
+        Q = _four_of(c, p, o, M, A1, A2, A3, A4[y, l, e], w[y, l], w[l, e], x, y, l, e)
+        solved += 1
+        bound = min(bound, values[i] + max(0, S * Q - parts[x, y, l] - Bm[y, l, e]))
+    return bound, solved
+
+
 class _QPath:
     """The q-path programme of the module docstring for one set U (``keep``, ascending), in units of 1/``unit``
     (the table's: ``UNIT``, or 3 for the tables of ``latency-astar``): c and w of U, and the tables of all requests
@@ -400,7 +534,7 @@ class _QPath:
 
     def __init__(self, c: np.ndarray, w: np.ndarray, B3: np.ndarray, Bt: np.ndarray, keep: np.ndarray,
                  unit: int = UNIT, weight_unit: int = 1, extra: np.ndarray | None = None,
-                 requests: tuple | None = None):
+                 requests: tuple | None = None, four: bool = True):
         self.m = m = len(c)
         self.unit = unit
         # U's (peaks, outputs, memory): with them (and m >= 4) the first three completions are a block in absolute
@@ -408,6 +542,10 @@ class _QPath:
         # :meth:`first_three` builds for the current weights and tables; None: the plain top of the programme
         self.requests = requests if requests is not None and m >= 4 else None
         self.top = None
+        # with the block, the first four completions' block in the exact evaluation (module docstring): ``a4`` [y, l, e]
+        # the share of δ_{m−3} that triple (y, l, e) carries (units of 1/unit), set with the top's tables
+        self.four = self.requests is not None and FIRST_FOUR and four
+        self.quadruples = 0               # the quadruples whose Q the last exact evaluation computed
         self.c, self.w = np.asarray(c, dtype=np.int64), np.asarray(w, dtype=np.int64)
         # X_h (ints, latency units) of the first completion beside the requests left out (module docstring): the
         # first completer h is charged weight·(c_h + X_h/m) by the exact evaluation; the search's float value leaves
@@ -473,7 +611,7 @@ class _QPath:
         lamq = np.round(self.unit * S * lam).astype(np.int64)
         w = S * self.wu.astype(np.int64)
         m = self.m
-        last = m - 1 if self.top is None else m - 2
+        last = m - 1 if self.top is None else m - 3 if self.four else m - 2
         F = _exact_tail(self.B3, self.keep, w, lamq, self.weight, S * self.node, S, last)
         extra = (self.weight[m] * S * self.scale * self.extra) // m      # rounded down: still a bound
         if self.top is None:
@@ -481,23 +619,46 @@ class _QPath:
             self.plain = int(V.min()) - int(lamq.sum())                                # the value without X
             return int((V + extra[:, None]).min()) - int(lamq.sum()), self.unit * S
         block, plain, top = self.top      # the first three completions' block, then F_{m−2} (module docstring)
+        if self.four:                     # F_{m−3}, and F_{m−2} from it (_exact_tail's step in numpy)
+            F3 = F
+            Bm = S * self.B3[m - 2][np.ix_(self.keep, self.keep, self.keep)].astype(np.int64)
+            G = np.where(repeats(m) | (F3 >= EXACT_BIG)[None, :, :], EXACT_BIG, Bm + F3[None, :, :])
+            tail = G.min(axis=2)                                                 # [y, l]: min over e of B + F_{m−3}
+            F = np.minimum(self.weight[m - 2] * w + lamq[None, :] + S * self.node[m - 2][None, :] + tail, EXACT_BIG)
+            F[self.eye] = EXACT_BIG
         rest = (lamq + S * self.node[m])[:, None, None] + (lamq + S * self.node[m - 1])[None, :, None] + F[None, :, :]
         self.plain = int((S * top + rest).min()) - int(lamq.sum())
-        value = int((np.maximum(S * block, S * plain + extra[:, None, None]) + rest).min()) - int(lamq.sum())
+        parts = np.maximum(S * block, S * plain + extra[:, None, None])
+        value = int((parts + rest).min()) - int(lamq.sum())
+        if self.four:                     # the first four completions' block (module docstring)
+            head = (lamq + S * self.node[m])[:, None, None] + (lamq + S * self.node[m - 1])[None, :, None] + \
+                (self.weight[m - 2] * w + lamq[None, :] + S * self.node[m - 2][None, :])[None, :, :] + parts
+            head[top >= TOP_BIG] = EXACT_BIG
+            p, o, M = self.requests
+            coefficients = (self.c, p, o, self.w, M, self.a1, self.a2, int(self.weight[m - 2]) * self.scale, self.a4, S)
+            low = np.minimum(head.min(axis=0) + tail, EXACT_BIG)
+            pairs = np.argsort(low, axis=None, kind="stable")
+            four, values, index = _four_candidates(head, G, pairs, low, tail, parts, Bm, *coefficients)
+            order = np.argsort(values, kind="stable")
+            four, self.quadruples = _four_raise(four, values[order], index[order], parts, Bm, *coefficients)
+            value = max(value, int(four) - int(lamq.sum()))
         return value, self.unit * S
 
-    def first_three(self, A3: np.ndarray, Btop: np.ndarray) -> None:
+    def first_three(self, A3: np.ndarray, Btop: np.ndarray, A4: np.ndarray) -> None:
         """The table of the first three completions' block (module docstring) for the current weights, if U's
         requests were given: ``A3`` [y, l] the share of δ_{m−2}'s weight that the top triple carries and ``Btop``
         [x, y, l] its bonus, both in units of 1/unit as the programme's tables have them (the top triple (x, y, l)
         at position m − 1). Its entries are max(block, the plain top's charge A1·c_x + A2·w(x, y) + Btop): both are
-        bounds on the same part of the chain, and the plain one takes the first completion's X (:meth:`exact`)."""
+        bounds on the same part of the chain, and the plain one takes the first completion's X (:meth:`exact`).
+        ``A4`` [y, l, e]: the share of δ_{m−3}'s weight that triple (y, l, e) carries at position m − 2, for the
+        first four completions' block."""
         if self.requests is None:
             return
         m, scale = self.m, self.scale
         p, o, M = self.requests
         A1, A2 = int(self.weight[m]) * scale, int(self.weight[m - 1]) * scale
         self.a1, self.a2, self.a3 = A1, A2, np.ascontiguousarray(A3, dtype=np.int64)
+        self.a4 = np.ascontiguousarray(np.broadcast_to(A4, (m, m, m)), dtype=np.int64)
         block = _first_three(self.c, p, o, self.w, M, A1, A2, self.a3)
         plain = A1 * self.c[:, None, None] + A2 * self.w[:, :, None] + Btop.astype(np.int64)
         block = np.minimum(block, TOP_BIG)
@@ -509,9 +670,11 @@ class _QPath:
         """:meth:`first_three` on U's own tables of a split per position and pair (``shares``, units of
         1/SPLIT_FINE), as :func:`_split_tables` has just built them: the top triple's share of δ_{m−2} is its b there
         (the first gap's share is 1, so its a is SPLIT_FINE·W_{m−1})."""
-        m = self.m
-        self.first_three(np.minimum((SPLIT_FINE - shares[m - 2]) * self.weight[m - 2], SPLIT_FINE * self.weight[m - 1]),
-                         self.B3[m - 1])
+        m, weight = self.m, self.weight
+        a = shares[m - 2] * weight[m - 2]                     # [y, l]: triple (y, l, e)'s share of δ_{m−2}, and of
+        b = SPLIT_FINE * weight[1] if m == 4 else (SPLIT_FINE - shares[m - 3]) * weight[m - 3]    # δ_{m−3} [l, e]
+        self.first_three(np.minimum((SPLIT_FINE - shares[m - 2]) * weight[m - 2], SPLIT_FINE * weight[m - 1]),
+                         self.B3[m - 1], np.minimum(a[:, :, None], b))
 
     def set_weights(self, weight: np.ndarray, node: np.ndarray) -> None:
         """The programme's weights (units of 1/weight_unit) and node costs (units of 1/unit), both ints."""
@@ -599,7 +762,7 @@ def search_layout(Bx, r, Bt):
 
 def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: int, lam: np.ndarray,
                  deadline: float, trace: list | None = None, pair: bool = True, floors: bool = True,
-                 extra: np.ndarray | None = None) -> dict:
+                 extra: np.ndarray | None = None, four: bool = True) -> dict:
     """The best exact L_U(λ) over λ and the split per position (module docstring, "The split per position"),
     searched from ``lam`` and α_r = ``SPLIT`` (the first gap's at 1) until it stalls, then (``pair``) over the split
     per position and pair from its best shares and λ until ``deadline``: {"position": (numerator, denominator),
@@ -617,7 +780,7 @@ def split_search(c: np.ndarray, w: np.ndarray, p: np.ndarray, o: np.ndarray, M: 
     Bt = np.full((m, m, m, m), np.inf, dtype=np.float32)
     # reads Bx and Bt as _split_tables rewrites them; weights in units of 1/FLOOR_FINE
     q = _QPath(c, w, Bx, Bt, np.arange(m), unit=SPLIT_FINE * FLOOR_FINE, weight_unit=FLOOR_FINE, extra=extra,
-               requests=(p, o, M) if FIRST_THREE else None)
+               requests=(p, o, M) if FIRST_THREE else None, four=four)
     found = {}
     best, alpha, mu, lam = _share_ascent(q, c, D1, D2, alpha, mu, lam, deadline, trace, "position")
     if best is not None:
@@ -787,6 +950,8 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     kernels = (_tail_minima, _exact_tail, _first_three, _top_minima)
     if tabled is None or not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
         return best                                # the tables or the kernels would not be ready in time: no chain
+    four = FIRST_FOUR and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS + FOUR_COMPILE_SECONDS, *kernels,
+                               _four_candidates, _four_raise)
     T, r_floor = tabled
     N = len(T)
     at = np.full(n, -1, dtype=np.int64)            # each request's position in the tables (−1: not in T)
@@ -810,10 +975,11 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         and the first completion's X (``extra``)."""
         m = len(keep)
         q = _QPath(c[keep], w[np.ix_(keep, keep)], B3, Bt, at[keep], unit=UNIT, extra=extra,
-                   requests=((s + o)[keep], o[keep], M) if FIRST_THREE else None)
+                   requests=((s + o)[keep], o[keep], M) if FIRST_THREE else None, four=four)
         if q.requests is not None:      # the top triple's share of δ_{m−2}: (UNIT − SPLIT[0])·(m − 2) (triple_bonus)
             ids = at[keep]
-            q.first_three(np.full((m, m), (UNIT - SPLIT[0]) * (m - 2)), B3[m - 1][np.ix_(ids, ids, ids)])
+            q.first_three(np.full((m, m), (UNIT - SPLIT[0]) * (m - 2)), B3[m - 1][np.ix_(ids, ids, ids)],
+                          np.full((m, m, m), UNIT if m == 4 else (UNIT - SPLIT[0]) * (m - 3)))
         return q
 
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U
@@ -892,12 +1058,17 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
                 trace.append((key, r, "the rest " + how, values[cand]))
             if values[cand] > best[0]:
                 best = (values[cand], f"U = all but the {r} {key} requests ({n - r} in the chain){notes[cand]}")
-    # the first completion beside the requests left out (module docstring), with JOINT_SHARE of the time left: the best
-    # U's value again at its λ with the new first terms
-    if values and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
-        key, r = cand = max(values, key=values.get)
+    # the first completion beside the requests left out (module docstring): the JOINT_CANDIDATES best sets U with
+    # requests left out, within JOINT_MARGIN of the best value, best first, each with JOINT_SHARE of the time left at
+    # its turn; each such U's value again at its λ with the new first terms
+    ranked = sorted((cand for cand in values if cand[1] >= 1 and cand in lams), key=values.get, reverse=True)
+    ranked = [cand for cand in ranked if values[cand] >= (1 - JOINT_MARGIN) * values[ranked[0]]][:JOINT_CANDIDATES]
+    for cand in ranked:
+        if not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
+            break
+        key, r = cand
         keep, gone = np.sort(orders[key][r:]), orders[key][:r]
-        if r >= 1 and len(keep) >= 2 and cand in lams:
+        if len(keep) >= 2:
             q = programme(keep)
             q.value(lams[cand][0][keep])
             X, solved = first_beside_rest(inst, keep, gone, rest_bound(gone), c, t0,
@@ -915,7 +1086,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         keep = np.sort(orders[key][r:])
         if len(keep) >= 3 and cand in lams:
             found = split_search(c[keep], w[np.ix_(keep, keep)], (s + o)[keep], o[keep], M, lams[cand][0][keep],
-                                 deadline, extra=extras.get(cand))
+                                 deadline, extra=extras.get(cand), four=four)
             named = {"position": "split per position", "pair": "split per position and pair"}
             for step, (num, den) in found.items():
                 total = -(-num // den) - int((a[keep] - t0).sum()) + rest_bound(orders[key][:r])
