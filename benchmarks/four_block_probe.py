@@ -24,6 +24,9 @@ every order of U is still a sequence of the programme.
 
 It prints, per draw, the programme's value before and after, in the chain's units (before the left-out requests'
 bound and the waits), the CP-SAT calls, and whether the lazy loop converged.
+
+The block is built since cffa4eb (``chain.FIRST_FOUR``, with a compiled exact kernel for the four requests in place of
+CP-SAT); this probe measures it the independent way, with the block itself off in ``chain_bound``'s run.
 """
 from __future__ import annotations
 
@@ -52,10 +55,12 @@ def best_programme(inst, seconds: float):
         return value
 
     chain._QPath.exact = capture
+    four, chain.FIRST_FOUR = chain.FIRST_FOUR, False
     try:
         chain.chain_bound(inst, time.perf_counter() + seconds)
     finally:
         chain._QPath.exact = exact
+        chain.FIRST_FOUR = four
     return seen.get("q"), seen.get("lam")
 
 

@@ -571,12 +571,12 @@ def test_the_first_completion_beside_the_requests_left_out(small_optima, monkeyp
     requests of jaillet-model1 draw 19 (5 long requests in U, 12 short ones beside) the bound rises (327 → 356 when
     written; OPT 395, the ladder) and stays below a verified schedule; charging W(h) without taking off R's bound
     (X_h + rest) exceeds that schedule, so the check can fail. On the 100 small instances the bound stays at most OPT
-    where the step raised it. Without the first four completions' block, which lifts the plain bound here (to 339 when
-    written) on a set U where the step adds less."""
+    where the step raised it. The plain bound is taken without the first four completions' block, which lifts it here
+    (to 339 when written) on a set U of 7 requests where the step adds less, and ranks that U first: the bound with the
+    step and the block (356 when written) needs the step on more than the best U (JOINT_CANDIDATES; 340 on the best
+    alone)."""
     from lpbench.formulations import chain
     from lpbench.heuristics.slot_sgs import local_search
-
-    monkeypatch.setattr(chain, "FIRST_FOUR", False)
 
     inst = jaillet_prefix(19, 17)
     latency = local_search(inst, iterations=200, seed=0)[1]

@@ -606,7 +606,9 @@ class _QPath:
 
     def exact(self, lam: np.ndarray) -> tuple[int, int]:
         """L_U(λ') for λ' = λ rounded to a multiple of 1/(unit·LAMBDA_SCALE), exactly: (numerator, denominator)
-        (:func:`_exact_tail`), the first completion with its X; the numerator without X is left in ``self.plain``."""
+        (:func:`_exact_tail`), the first completion with its X and, if ``four``, the first four completions' block
+        (``quadruples`` then counts the Q computed); the numerator without either, which the split searches follow, is
+        left in ``self.plain``."""
         S = LAMBDA_SCALE
         lamq = np.round(self.unit * S * lam).astype(np.int64)
         w = S * self.wu.astype(np.int64)
