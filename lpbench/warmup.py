@@ -32,11 +32,11 @@ def _exact_search() -> None:
 
 def _chain_bound() -> None:
     from .formulations.chain import (COLD_COMPILE_SECONDS, FOUR_COMPILE_SECONDS, SPLIT_FINE, _block_of, _exact_tail,
-                                     _first_three, _four_candidates, _four_raise, _split_tables, _tail_minima,
+                                     _first_three, _four_below, _four_raise, _split_tables, _tail_minima,
                                      _top_minima, chain_bound)
     from .formulations.compiled import cached
 
-    kernels = (_tail_minima, _exact_tail, _first_three, _top_minima, _four_candidates, _four_raise)
+    kernels = (_tail_minima, _exact_tail, _first_three, _top_minima, _four_below, _four_raise)
     seconds = 0.5 if cached(*kernels) else COLD_COMPILE_SECONDS + FOUR_COMPILE_SECONDS + 0.5   # else it skips them
     chain_bound(_prefix(24), time.perf_counter() + seconds)
     m = 3                                                     # the split's tables, at their types

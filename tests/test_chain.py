@@ -750,7 +750,7 @@ def test_the_four_block_is_at_most_the_optimum_and_lifts_the_three_block(small_o
     """The programme with the first four completions' block (chain.py, "The first four completions"): on the small
     instances of at least 4 requests, for random shares, own floors and λ, its exact value is at most OPT, at least
     the value with the first three's block alone at the same multipliers, and above it on some; its lazy minimum
-    (_four_candidates, _four_raise) equals the minimum with every quadruple raised (numpy). Charging δ_{m−3} at its
+    (_four_below, _four_raise) equals the minimum with every quadruple raised (numpy). Charging δ_{m−3} at its
     whole weight in the block, while the triple below keeps its share of it, exceeds OPT on some (so the test can
     fail)."""
     rng = np.random.default_rng(31)

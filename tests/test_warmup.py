@@ -121,6 +121,6 @@ def test_chain_bound_without_compiled_kernels_and_time_to_compile_them_is_volume
     def not_compiled(*args):
         raise AssertionError("the four-block's kernels were called without the time to compile them")
 
-    monkeypatch.setattr(chain, "_four_candidates", not_compiled)
+    monkeypatch.setattr(chain, "_four_below", not_compiled)
     assert chain.FOUR_COMPILE_SECONDS > 2
     assert chain.chain_bound(inst, time.perf_counter() + 2)[1] != "volume-bound"

@@ -143,7 +143,7 @@ max(block, plain + X) bounds P plus R's latency beyond its bound, which is >= P 
 programme's minimum over the first four also forbids x = e, a repeat the relaxation allowed (every order of U is still
 a sequence). Q has m⁴ entries, so it is taken lazily, in the exact evaluations only: the least quadruple is raised, its
 raised value bounds the minimum from above, and the quadruples below that bound are raised in increasing value until
-the next one is no lower than the least raised value (:func:`_four_candidates`, :func:`_four_raise`; every raise is
+the next one is no lower than the least raised value (:func:`_four_below`, :func:`_four_raise`; every raise is
 >= 0, so none after it can be lower). tests/test_chain.py checks the lazy minimum against every quadruple raised, and
 the value against OPT on the small instances. As with X, the searches follow the values without the block: every exact
 value is at least the one with the first three's block alone at the same multipliers. A measured cost: 0.4 s of a
@@ -289,8 +289,9 @@ TABLE_SHARE = 0.5
 #: install, 2026-11-28; :func:`_first_three` with :func:`_block_of` 1.8 s with an empty NUMBA_CACHE_DIR, scratch
 #: timing, 2026-12-03): with less time left and not all in numba's cache, no chain is started (``compiled.fits``)
 COLD_COMPILE_SECONDS = 4.0
-#: and the first four completions' block's (:func:`_four_candidates` 1.7 s, :func:`_four_raise` 0.6 s, :func:`_four_of`
-#: 0.7 s, scratch timing, 2026-12-03): with less time left and not in the cache, the chain runs without that block
+#: and the first four completions' block's (:func:`_four_of`, :func:`_four_below`, :func:`_four_raise`: 1.6 s cold
+#: after numba's start, scratch timing, 2026-12-03): with less time left and not in the cache, the chain runs without
+#: that block
 FOUR_COMPILE_SECONDS = 3.0
 
 
@@ -464,31 +465,13 @@ def _four_of(c, p, o, M, A1, A2, A3, A4, wyl, wle, x, y, l, e):
 
 
 @compiled
-def _four_candidates(head, G, pairs, low, least_e, parts, Bm, c, p, o, w, M, A1, A2, A3, A4, S):
-    """The first step of the least over quadruples x, y, l, e of distinct requests of V = head[x, y, l] + G[y, l, e],
-    each raised by max(0, S·Q(x, y, l, e) − parts[x, y, l] − Bm[y, l, e]) (:func:`_four_of` with A4[y, l, e]): the
-    raised value R of the least V, which bounds the least from above, and the quadruples with V < R (their V and index
-    ((x·m + y)·m + l)·m + e), which :func:`_four_raise` raises in increasing V; (``EXACT_BIG``, empty, empty) when
-    there is no quadruple. ``G`` is ``EXACT_BIG`` where y, l, e repeat or no tail follows, ``least_e`` [y, l] its least
-    over e, ``low`` [y, l] = min over x of head + least_e (a lower bound on V through y, l), and ``pairs`` the (y, l)
-    (as y·m + l) in increasing ``low``: both passes leave the pairs and first completers that cannot reach the bound."""
+def _four_below(head, G, pairs, low, least_e, bound):
+    """The quadruples x, y, l, e of distinct requests whose V = head[x, y, l] + G[y, l, e] is below ``bound``: (their
+    V, their index ((x·m + y)·m + l)·m + e). ``G`` is ``EXACT_BIG`` where y, l, e repeat or no tail follows,
+    ``least_e`` [y, l] its least over e, ``low`` [y, l] = min over x of head + least_e (a lower bound on V through
+    y, l), and ``pairs`` the (y, l) (as y·m + l) in increasing ``low``, so that the scan leaves the pairs and first
+    completers that cannot reach the bound (the lazy minimum of :meth:`_QPath.exact`)."""
     m = head.shape[0]
-    least, at = EXACT_BIG, -1
-    for yl in pairs:
-        y, l = yl // m, yl % m
-        if low[y, l] >= least:
-            break
-        for x in range(m):
-            h = head[x, y, l]
-            if h < EXACT_BIG and h + least_e[y, l] < least:
-                for e in range(m):
-                    if e != x and G[y, l, e] < EXACT_BIG and h + G[y, l, e] < least:
-                        least, at = h + G[y, l, e], ((x * m + y) * m + l) * m + e
-    if at < 0:
-        return EXACT_BIG, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-    e, l, y, x = at % m, at // m % m, at // (m * m) % m, at // (m * m * m)
-    Q = _four_of(c, p, o, M, A1, A2, A3, A4[y, l, e], w[y, l], w[l, e], x, y, l, e)
-    bound = least + max(0, S * Q - parts[x, y, l] - Bm[y, l, e])
     values = np.empty(1024, dtype=np.int64)
     index = np.empty(1024, dtype=np.int64)
     count = 0
@@ -505,14 +488,15 @@ def _four_candidates(head, G, pairs, low, least_e, parts, Bm, c, p, o, w, M, A1,
                             values, index = np.concatenate((values, values)), np.concatenate((index, index))
                         values[count], index[count] = h + G[y, l, e], ((x * m + y) * m + l) * m + e
                         count += 1
-    return bound, values[:count], index[:count]
+    return values[:count], index[:count]
 
 
 @compiled
 def _four_raise(bound, values, index, parts, Bm, c, p, o, w, M, A1, A2, A3, A4, S):
-    """The second step of :func:`_four_candidates`: the quadruples (``values`` ascending) raised in turn until the next
-    one's V is at least the least raised value, ``bound`` (every raise is >= 0, so none after it can be lower): (the
-    least, the number of Q computed)."""
+    """The quadruples of :func:`_four_below` (``values`` ascending), each raised by max(0, S·Q(x, y, l, e) −
+    parts[x, y, l] − Bm[y, l, e]) (:func:`_four_of` with A4[y, l, e]), in turn until the next one's V is at least the
+    least raised value or ``bound`` (every raise is >= 0, so none after it can be lower): (that least, the number of
+    Q computed)."""
     m = parts.shape[0]
     solved = 0
     for i in range(len(values)):
@@ -639,11 +623,18 @@ class _QPath:
             p, o, M = self.requests
             coefficients = (self.c, p, o, self.w, M, self.a1, self.a2, int(self.weight[m - 2]) * self.scale, self.a4, S)
             low = np.minimum(head.min(axis=0) + tail, EXACT_BIG)
-            pairs = np.argsort(low, axis=None, kind="stable")
-            four, values, index = _four_candidates(head, G, pairs, low, tail, parts, Bm, *coefficients)
-            order = np.argsort(values, kind="stable")
-            four, self.quadruples = _four_raise(four, values[order], index[order], parts, Bm, *coefficients)
-            value = max(value, int(four) - int(lamq.sum()))
+            scan = (head, G, np.argsort(low, axis=None, kind="stable"), low, tail)
+            values, index, step = [], [], 1        # the least quadruple: below low's least + step (x = e excluded)
+            while not len(values) and int(low.min()) + step < EXACT_BIG:
+                values, index = _four_below(*scan, int(low.min()) + step)
+                step *= 64
+            if len(values):                        # its raised value bounds the least; the ones below it, in order
+                i = int(np.argmin(values))
+                bound, _ = _four_raise(EXACT_BIG, values[i:i + 1], index[i:i + 1], parts, Bm, *coefficients)
+                values, index = _four_below(*scan, bound)
+                order = np.argsort(values, kind="stable")
+                four, self.quadruples = _four_raise(bound, values[order], index[order], parts, Bm, *coefficients)
+                value = max(value, int(four) - int(lamq.sum()))
         return value, self.unit * S
 
     def first_three(self, A3: np.ndarray, Btop: np.ndarray, A4: np.ndarray) -> None:
@@ -953,7 +944,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     if tabled is None or not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
         return best                                # the tables or the kernels would not be ready in time: no chain
     four = FIRST_FOUR and fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS + FOUR_COMPILE_SECONDS, *kernels,
-                               _four_candidates, _four_raise)
+                               _four_below, _four_raise)
     T, r_floor = tabled
     N = len(T)
     at = np.full(n, -1, dtype=np.int64)            # each request's position in the tables (−1: not in T)
