@@ -149,7 +149,8 @@ the value against OPT on the small instances. As with X, the searches follow the
 value is at least the one with the first three's block alone at the same multipliers. A measured cost: 0.4 s of a
 10 s ``chain_bound`` on jaillet-model1 draw 0 (46 exact evaluations, a median of 878 quadruples raised, at most
 2,974; m up to 53), 0.1 s on jaillet-model2 draw 40 (46 quadruples). Paired, ``chain_bound`` alone at 10 s on 10 + 10
-draws: (``python benchmarks/chain_first_three.py --flag FIRST_FOUR --seconds 10``; docs/seed004-certification.md).
+draws, it adds 0.39 % (Model 1) and 0.18 % (Model 2) at the median, up to 1.2 % (``python
+benchmarks/chain_first_three.py --flag FIRST_FOUR --seconds 10``; the 60 s certify run: docs/seed004-certification.md).
 ``FIRST_FOUR`` = False restores the first three's block alone.
 
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
@@ -272,7 +273,7 @@ REST_CANDIDATES = 8
 #: left out")
 JOINT_SHARE = 0.25
 JOINT_MIN_SECONDS = 0.005
-#: ... on the JOINT_CANDIDATES best sets U with requests left out whose value is within JOINT_MARGIN of the best (the
+#: ... on the JOINT_CANDIDATES best sets U with requests left out whose value is within JOINT_MARGIN of the best U's (the
 #: first four completions' block can rank first a U on which the step adds less than on the next one: on the first 17
 #: requests of jaillet-model1 draw 19, 332 for 7 requests in the chain and 328 for 5, where the step gives 356)
 JOINT_CANDIDATES = 3
@@ -1055,7 +1056,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
     # requests left out, within JOINT_MARGIN of the best value, best first, each with JOINT_SHARE of the time left at
     # its turn; each such U's value again at its λ with the new first terms
     ranked = sorted((cand for cand in values if cand[1] >= 1 and cand in lams), key=values.get, reverse=True)
-    ranked = [cand for cand in ranked if values[cand] >= (1 - JOINT_MARGIN) * values[ranked[0]]][:JOINT_CANDIDATES]
+    ranked = [cand for cand in ranked if values[cand] >= (1 - JOINT_MARGIN) * max(values.values())][:JOINT_CANDIDATES]
     for cand in ranked:
         if not fits(deadline - time.perf_counter(), COLD_COMPILE_SECONDS, *kernels):
             break
