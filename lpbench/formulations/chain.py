@@ -273,9 +273,9 @@ REST_CANDIDATES = 8
 #: left out")
 JOINT_SHARE = 0.25
 JOINT_MIN_SECONDS = 0.005
-#: ... on the JOINT_CANDIDATES best sets U with requests left out whose value is within JOINT_MARGIN of the best U's (the
-#: first four completions' block can rank first a U on which the step adds less than on the next one: on the first 17
-#: requests of jaillet-model1 draw 19, 332 for 7 requests in the chain and 328 for 5, where the step gives 356)
+#: ... on the JOINT_CANDIDATES best sets U with requests left out whose value is within JOINT_MARGIN of the best U's
+#: (the first four completions' block can rank first a U on which the step adds less than on the next one: on the
+#: first 17 requests of jaillet-model1 draw 19, 332 for 7 requests in the chain and 328 for 5, where the step gives 356)
 JOINT_CANDIDATES = 3
 JOINT_MARGIN = 0.05
 #: seconds per entry to build both tables of triple bonuses (n^4 entries; 1.5-2.1 s at 102 requests on the
@@ -606,20 +606,23 @@ class _QPath:
             self.plain = int(V.min()) - int(lamq.sum())                                # the value without X
             return int((V + extra[:, None]).min()) - int(lamq.sum()), self.unit * S
         block, plain, top = self.top      # the first three completions' block, then F_{m−2} (module docstring)
-        if self.four:                     # F_{m−3}, and F_{m−2} from it (_exact_tail's step in numpy)
+        # x and y's λ and node costs [x, y], and F_{m−2} [y, l]: with the first four's block, from F_{m−3} [l, e] by
+        # _exact_tail's step in numpy, whose charge at position m − 2 beside the minimum over e is third's [y, l]
+        firsts = (lamq + S * self.node[m])[:, None] + (lamq + S * self.node[m - 1])[None, :]
+        if self.four:
             F3 = F
             Bm = S * self.B3[m - 2][np.ix_(self.keep, self.keep, self.keep)].astype(np.int64)
             G = np.where(repeats(m) | (F3 >= EXACT_BIG)[None, :, :], EXACT_BIG, Bm + F3[None, :, :])
             tail = G.min(axis=2)                                                 # [y, l]: min over e of B + F_{m−3}
-            F = np.minimum(self.weight[m - 2] * w + lamq[None, :] + S * self.node[m - 2][None, :] + tail, EXACT_BIG)
+            third = self.weight[m - 2] * w + lamq[None, :] + S * self.node[m - 2][None, :]
+            F = np.minimum(third + tail, EXACT_BIG)
             F[self.eye] = EXACT_BIG
-        rest = (lamq + S * self.node[m])[:, None, None] + (lamq + S * self.node[m - 1])[None, :, None] + F[None, :, :]
+        rest = firsts[:, :, None] + F[None, :, :]
         self.plain = int((S * top + rest).min()) - int(lamq.sum())
         parts = np.maximum(S * block, S * plain + extra[:, None, None])
         value = int((parts + rest).min()) - int(lamq.sum())
         if self.four:                     # the first four completions' block (module docstring)
-            head = (lamq + S * self.node[m])[:, None, None] + (lamq + S * self.node[m - 1])[None, :, None] + \
-                (self.weight[m - 2] * w + lamq[None, :] + S * self.node[m - 2][None, :])[None, :, :] + parts
+            head = firsts[:, :, None] + third[None, :, :] + parts
             head[top >= TOP_BIG] = EXACT_BIG
             p, o, M = self.requests
             coefficients = (self.c, p, o, self.w, M, self.a1, self.a2, int(self.weight[m - 2]) * self.scale, self.a4, S)
@@ -638,14 +641,14 @@ class _QPath:
                 value = max(value, int(four) - int(lamq.sum()))
         return value, self.unit * S
 
-    def first_three(self, A3: np.ndarray, Btop: np.ndarray, A4: np.ndarray) -> None:
+    def first_three(self, A3: np.ndarray, Btop: np.ndarray, A4: np.ndarray | int) -> None:
         """The table of the first three completions' block (module docstring) for the current weights, if U's
         requests were given: ``A3`` [y, l] the share of δ_{m−2}'s weight that the top triple carries and ``Btop``
         [x, y, l] its bonus, both in units of 1/unit as the programme's tables have them (the top triple (x, y, l)
         at position m − 1). Its entries are max(block, the plain top's charge A1·c_x + A2·w(x, y) + Btop): both are
         bounds on the same part of the chain, and the plain one takes the first completion's X (:meth:`exact`).
-        ``A4`` [y, l, e]: the share of δ_{m−3}'s weight that triple (y, l, e) carries at position m − 2, for the
-        first four completions' block."""
+        ``A4`` [y, l, e] (or one value for all): the share of δ_{m−3}'s weight that triple (y, l, e) carries at position
+        m − 2, for the first four completions' block."""
         if self.requests is None:
             return
         m, scale = self.m, self.scale
@@ -973,7 +976,7 @@ def chain_bound(inst, deadline: float, trace: list | None = None) -> tuple[int, 
         if q.requests is not None:      # the top triple's share of δ_{m−2}: (UNIT − SPLIT[0])·(m − 2) (triple_bonus)
             ids = at[keep]
             q.first_three(np.full((m, m), (UNIT - SPLIT[0]) * (m - 2)), B3[m - 1][np.ix_(ids, ids, ids)],
-                          np.full((m, m, m), UNIT if m == 4 else (UNIT - SPLIT[0]) * (m - 3)))
+                          UNIT if m == 4 else (UNIT - SPLIT[0]) * (m - 3))
         return q
 
     lams: dict = {}                       # (λ by request index, step factor) of each candidate U
