@@ -149,9 +149,10 @@ the value against OPT on the small instances. As with X, the searches follow the
 value is at least the one with the first three's block alone at the same multipliers. A measured cost (scratch
 script timing ``_QPath.exact`` inside ``chain_bound``, with and without the block, 2026-12-03): 0.4 s of a 10 s
 ``chain_bound`` on jaillet-model1 draw 0 (46 exact evaluations, a median of 878 quadruples raised, at most 2,974; m up
-to 53; a rerun: 66, 922, 6,036), 0.1 s on jaillet-model2 draw 40 (a median of 46 quadruples). Paired, ``chain_bound`` alone at 10 s on 10 + 10
-draws, it adds 0.39 % (Model 1) and 0.18 % (Model 2) at the median, up to 1.2 % (``python
-benchmarks/chain_first_three.py --flag FIRST_FOUR --seconds 10``; the 60 s certify run: docs/seed004-certification.md).
+to 53; a rerun: 66, 922, 6,036), 0.1 s on jaillet-model2 draw 40 (a median of 46 quadruples). Paired,
+``chain_bound`` alone at 10 s on 10 + 10 draws, it adds 0.39 % (Model 1) and 0.18 % (Model 2) at the median, up to
+1.2 % (``python benchmarks/chain_first_three.py --flag FIRST_FOUR --seconds 10``; the 60 s certify run:
+docs/seed004-certification.md).
 ``FIRST_FOUR`` = False restores the first three's block alone.
 
 U ranges over W less its r shortest requests or its r smallest-peak requests (the drop rule of
