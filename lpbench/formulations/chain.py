@@ -146,10 +146,11 @@ raised value bounds the minimum from above, and the quadruples below that bound 
 the next one is no lower than the least raised value (:func:`_four_below`, :func:`_four_raise`; every raise is
 >= 0, so none after it can be lower). tests/test_chain.py checks the lazy minimum against every quadruple raised, and
 the value against OPT on the small instances. As with X, the searches follow the values without the block: every exact
-value is at least the one with the first three's block alone at the same multipliers. A measured cost (scratch
-script timing ``_QPath.exact`` inside ``chain_bound``, with and without the block, 2026-12-03): 0.4 s of a 10 s
-``chain_bound`` on jaillet-model1 draw 0 (46 exact evaluations, a median of 878 quadruples raised, at most 2,974; m up
-to 53; a rerun: 66, 922, 6,036), 0.1 s on jaillet-model2 draw 40 (a median of 46 quadruples). Paired,
+value is at least the one with the first three's block alone at the same multipliers. Its cost (``python
+benchmarks/bench_chain.py --draws jaillet-model1:0,jaillet-model2:60 --seconds 10``, with and without
+``--no-first-four``, two runs each, 2026-12-03): the exact evaluations take 0.71-0.76 s of a 10 s ``chain_bound`` on
+jaillet-model1 draw 0 with the block and 0.47-0.52 s without (48-56 evaluations, a median of 879 quadruples raised, at
+most 2,975; m up to 53; the kernels 0.14-0.15 s of it), 0.65-0.69 against 0.58-0.64 s on jaillet-model2 draw 60. Paired,
 ``chain_bound`` alone at 10 s on 10 + 10 draws, it adds 0.39 % (Model 1) and 0.18 % (Model 2) at the median, up to
 1.2 % (``python benchmarks/chain_first_three.py --flag FIRST_FOUR --seconds 10``; the 60 s certify run:
 docs/seed004-certification.md).
